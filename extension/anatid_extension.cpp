@@ -1,0 +1,37 @@
+// Entry point: DuckDB calls anatid_init_c_api on LOAD. It only walks the
+// registration table; each registrar lives in the file named after its SQL object.
+#define DUCKDB_EXTENSION_NAME anatid
+#define DUCKDB_EXTENSION_API_VERSION_MAJOR 1
+#define DUCKDB_EXTENSION_API_VERSION_MINOR 2
+#define DUCKDB_EXTENSION_API_VERSION_PATCH 0
+
+#include "anatid_extension.hpp"
+
+#include <exception>
+#include <string>
+
+namespace {
+
+// One line per native SQL function, in registration order. The macros (and
+// anatid_macro_status) come last from RegisterMacros: they call these functions.
+const anatid::SqlObject kNativeFunctions[] = {
+    {"anatid_version", "scalar", anatid::RegisterAnatidVersion},
+};
+
+} // namespace
+
+DUCKDB_EXTENSION_ENTRYPOINT(duckdb_connection connection, duckdb_extension_info info,
+                            struct duckdb_extension_access *access) {
+	try {
+		for (const anatid::SqlObject &object : kNativeFunctions) {
+			object.register_fn(connection);
+		}
+		anatid::RegisterMacros(connection, kNativeFunctions, sizeof(kNativeFunctions) / sizeof(kNativeFunctions[0]));
+		return true;
+	} catch (const std::exception &e) {
+		access->set_error(info, (std::string("anatid: ") + e.what()).c_str());
+	} catch (...) {
+		access->set_error(info, "anatid: unknown C++ exception during LOAD");
+	}
+	return false;
+}

@@ -1,0 +1,37 @@
+// anatid's DuckDB extension: table of contents.
+//
+// Every SQL object the extension creates is registered from the table in
+// anatid_extension.cpp, one line each, by a Register* function declared here and
+// defined in the file named after it. Each registrar throws std::runtime_error
+// naming the object on failure; the entry point reports it through set_error.
+//
+// Built against DuckDB's stable C extension API (C_STRUCT, v1.2.0) only: no DuckDB
+// internals, so one binary loads into every DuckDB from 1.5.5 on.
+#pragma once
+
+#include "duckdb_extension.h"
+
+// The API function table lives in anatid_extension.cpp; every other file uses it.
+DUCKDB_EXTENSION_EXTERN
+
+namespace anatid {
+
+// One row of the registration table; also what anatid.anatid_functions() reports.
+struct SqlObject {
+	const char *name; // SQL name, always anatid_-prefixed
+	const char *kind; // 'scalar', 'aggregate', 'table', 'table_macro'
+	void (*register_fn)(duckdb_connection connection);
+};
+
+// --- scalar functions --------------------------------------------------------
+// anatid_version() -> VARCHAR: the extension's version (ANATID_VERSION).
+void RegisterAnatidVersion(duckdb_connection connection);
+
+// --- the macro catalog -------------------------------------------------------
+// Attaches an in-memory catalog `anatid` and creates the SQL table macros in it,
+// including anatid.anatid_functions() listing `natives` plus what this adds. Also
+// registers anatid_macro_status() -> VARCHAR: 'ok', or why the macros are missing.
+// Never throws for SQL failures (they become the status); runs last.
+void RegisterMacros(duckdb_connection connection, const SqlObject *natives, size_t native_count);
+
+} // namespace anatid

@@ -1,0 +1,88 @@
+// Small helpers over the C API shared by every binding file: exception guards for
+// callbacks, running SQL on the load connection, constant scalar functions.
+#pragma once
+
+#include "anatid_extension.hpp"
+
+#include <exception>
+#include <string>
+
+namespace anatid {
+
+// ---- callback guards ----------------------------------------------------------
+// An exception escaping into DuckDB's C code is undefined behaviour, so every
+// callback is wrapped: the C++ body may throw, the guard reports via *_set_error.
+// Use: duckdb_scalar_function_set_function(f, GuardScalar<MyExecute>);
+
+#define ANATID_GUARD_BODY(call, set_error, info)                                                                       \
+	try {                                                                                                              \
+		call;                                                                                                          \
+	} catch (const std::exception &e) {                                                                                \
+		set_error(info, e.what());                                                                                     \
+	} catch (...) {                                                                                                    \
+		set_error(info, "anatid: unknown C++ exception");                                                              \
+	}
+
+template <void (*Fn)(duckdb_function_info, duckdb_data_chunk, duckdb_vector)>
+void GuardScalar(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+	ANATID_GUARD_BODY(Fn(info, input, output), duckdb_scalar_function_set_error, info)
+}
+
+template <void (*Fn)(duckdb_bind_info)>
+void GuardTableBind(duckdb_bind_info info) {
+	ANATID_GUARD_BODY(Fn(info), duckdb_bind_set_error, info)
+}
+
+template <void (*Fn)(duckdb_init_info)>
+void GuardTableInit(duckdb_init_info info) {
+	ANATID_GUARD_BODY(Fn(info), duckdb_init_set_error, info)
+}
+
+template <void (*Fn)(duckdb_function_info, duckdb_data_chunk)>
+void GuardTableFunction(duckdb_function_info info, duckdb_data_chunk output) {
+	ANATID_GUARD_BODY(Fn(info, output), duckdb_function_set_error, info)
+}
+
+template <void (*Fn)(duckdb_function_info, duckdb_aggregate_state)>
+void GuardAggregateInit(duckdb_function_info info, duckdb_aggregate_state state) {
+	ANATID_GUARD_BODY(Fn(info, state), duckdb_aggregate_function_set_error, info)
+}
+
+template <void (*Fn)(duckdb_function_info, duckdb_data_chunk, duckdb_aggregate_state *)>
+void GuardAggregateUpdate(duckdb_function_info info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
+	ANATID_GUARD_BODY(Fn(info, input, states), duckdb_aggregate_function_set_error, info)
+}
+
+template <void (*Fn)(duckdb_function_info, duckdb_aggregate_state *, duckdb_aggregate_state *, idx_t)>
+void GuardAggregateCombine(duckdb_function_info info, duckdb_aggregate_state *source, duckdb_aggregate_state *target,
+                           idx_t count) {
+	ANATID_GUARD_BODY(Fn(info, source, target, count), duckdb_aggregate_function_set_error, info)
+}
+
+template <void (*Fn)(duckdb_function_info, duckdb_aggregate_state *, duckdb_vector, idx_t, idx_t)>
+void GuardAggregateFinalize(duckdb_function_info info, duckdb_aggregate_state *source, duckdb_vector result,
+                            idx_t count, idx_t offset) {
+	ANATID_GUARD_BODY(Fn(info, source, result, count, offset), duckdb_aggregate_function_set_error, info)
+}
+
+#undef ANATID_GUARD_BODY
+
+// ---- SQL on a connection --------------------------------------------------------
+
+// SQL string literal with single quotes doubled: 'it''s'.
+std::string QuoteLiteral(const std::string &text);
+
+// Runs one statement; returns "" on success, else DuckDB's error text.
+std::string ExecuteSql(duckdb_connection connection, const std::string &sql);
+
+// Runs a query and returns the first column of the first row as text via
+// `found`/`value`. Returns "" on success, else the error text. NULL -> found=false.
+std::string QueryFirstVarchar(duckdb_connection connection, const std::string &sql, bool &found, std::string &value);
+
+// ---- registration helpers ---------------------------------------------------------
+
+// Registers a zero-argument scalar `name() -> VARCHAR` returning `value` for every
+// row. The value is owned by the function (extra info), so it is per database.
+void RegisterConstantVarcharScalar(duckdb_connection connection, const char *name, const std::string &value);
+
+} // namespace anatid
