@@ -1,0 +1,13 @@
+"""anatid: embedded bitemporal graph memory for AI agents, on DuckDB."""
+from ._version import __version__
+from .db import Anatid, AsOf
+from .errors import (AnatidError, BruteForceCeilingError, ConflictError, DatabaseLocked,
+                     EmbeddingDimensionError, NotFoundError, ReadOnlyError, SchemaVersionError, ValidationError)
+from .models import Edge, Entity, Episode, Hit, Memory, Provenance, RecallHits
+from .store import BRUTE_FORCE_CEILING, SCAN_CEILING
+from .timeutil import utcnow
+
+__all__ = ["Anatid", "AsOf", "AnatidError", "BruteForceCeilingError", "ConflictError", "DatabaseLocked",
+           "EmbeddingDimensionError", "NotFoundError", "ReadOnlyError", "SchemaVersionError", "ValidationError",
+           "Edge", "Entity", "Episode", "Hit", "Memory", "Provenance", "RecallHits", "BRUTE_FORCE_CEILING",
+           "SCAN_CEILING", "utcnow", "__version__"]

@@ -1,0 +1,151 @@
+"""Anatid: the handle a user holds. A small facade: every method delegates to
+a verb function in anatid.verbs; the Store owns connection and transactions."""
+from __future__ import annotations
+
+import random
+import time
+from contextlib import contextmanager
+from typing import Callable, TypeVar
+
+from . import verbs
+from .errors import ConflictError
+from .store import Store
+
+T = TypeVar("T")
+
+
+class Anatid:
+    """An open anatid memory file, scoped to one tenant.
+
+    Raw SQL through `connection` sees every tenant in the file: the tenant
+    scope is enforced by the verbs, not by DuckDB.
+    """
+
+    def __init__(self, store: Store):
+        self._store = store
+
+    @classmethod
+    def open(cls, path: str = "memory.anatid", *, tenant: int = 0, embedding_dim: int | None = None,
+             read_only: bool = False) -> "Anatid":
+        return cls(Store(str(path), tenant=tenant, embedding_dim=embedding_dim, read_only=read_only))
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> "Anatid":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def tenant(self) -> int:
+        return self._store.tenant
+
+    @property
+    def connection(self):
+        """This thread's DuckDB cursor on the file, for your own SQL (every tenant is visible)."""
+        return self._store.cursor()
+
+    @property
+    def native(self):
+        """NativeStatus: whether the C++ extension is loaded, and why not."""
+        return self._store.native
+
+    # -- writes ------------------------------------------------------------------------------------
+    def remember(self, content, entities=None, **kw):
+        return verbs.remember(self, content, entities, **kw)
+
+    def remember_many(self, items, **kw):
+        return verbs.remember_many(self, items, **kw)
+
+    def supersede(self, old_id, content, **kw):
+        return verbs.supersede(self, old_id, content, **kw)
+
+    def update(self, memory_id, content, **kw):
+        return verbs.update(self, memory_id, content, **kw)
+
+    def forget(self, memory_id, **kw):
+        return verbs.forget(self, memory_id, **kw)
+
+    def reinforce(self, memory_id, amount=1.0, **kw):
+        return verbs.reinforce(self, memory_id, amount, **kw)
+
+    def prune(self, **kw):
+        return verbs.prune(self, **kw)
+
+    def relate(self, a, b, rel_kind="related", **kw):
+        return verbs.relate(self, a, b, rel_kind, **kw)
+
+    def unrelate(self, a, b, rel_kind=None, **kw):
+        return verbs.unrelate(self, a, b, rel_kind, **kw)
+
+    def upsert_entity(self, name, kind=None, **kw):
+        return verbs.upsert_entity(self, name, kind, **kw)
+
+    def episode(self, content, **kw):
+        return verbs.episode(self, content, **kw)
+
+    # -- reads -------------------------------------------------------------------------------------
+    def get(self, memory_id):
+        return verbs.get(self, memory_id)
+
+    def recall(self, query, **kw):
+        return verbs.recall(self, query, **kw)
+
+    def recall_2hop(self, seed, **kw):
+        return verbs.recall_2hop(self, seed, **kw)
+
+    def context(self, entity, **kw):
+        return verbs.context(self, entity, **kw)
+
+    def provenance(self, memory_id):
+        return verbs.provenance(self, memory_id)
+
+    def as_of(self, t) -> "AsOf":
+        """Every read verb as the memory saw the world at instant t."""
+        from .timeutil import to_db
+        to_db(t, "t")
+        return AsOf(self, t)
+
+    def stats(self) -> dict:
+        from .stats import stats
+        return stats(self._store)
+
+    # -- transactions ------------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self):
+        """Run several verbs (and reads) as one transaction and one snapshot."""
+        with self._store.transaction():
+            yield self
+
+    def atomic(self, fn: Callable[["Anatid"], T], *, retries: int = 8, base_delay: float = 0.005) -> T:
+        """Call fn(db) in one transaction; re-run it on retryable conflicts with jittered backoff."""
+        attempt = 0
+        while True:
+            try:
+                with self._store.transaction():
+                    return fn(self)
+            except ConflictError as exc:
+                if not exc.retryable or attempt >= retries or self._store.in_transaction:
+                    raise
+                time.sleep(base_delay * (2 ** attempt) * (0.5 + random.random()))
+                attempt += 1
+
+
+class AsOf:
+    """Read verbs bound to one past instant."""
+
+    def __init__(self, db: Anatid, t):
+        self._db = db
+        self.t = t
+
+    def recall(self, query, **kw):
+        return self._db.recall(query, as_of=self.t, **kw)
+
+    def recall_2hop(self, seed, **kw):
+        return self._db.recall_2hop(seed, as_of=self.t, **kw)
+
+    def context(self, entity, **kw):
+        return self._db.context(entity, as_of=self.t, **kw)

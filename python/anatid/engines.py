@@ -1,0 +1,54 @@
+"""Which engine answers a read: the native extension when it is loaded and
+able to, else the SQL oracle. Both return the same ids in the same order;
+a read that falls back says why in RecallHits.notes.
+
+The native engines register themselves here (anatid.native_graph and
+anatid.native_hybrid); without them every read goes to the oracle.
+"""
+from __future__ import annotations
+
+
+class SqlGraphEngine:
+    name = "sql"
+
+    def __init__(self, store):
+        self.store = store
+
+    def recall(self, cur, view, keys, hops, kinds, limit, notes=()):
+        from .verbs.reads import graph_recall_oracle
+        return graph_recall_oracle(self.store, cur, view, keys, hops, kinds, limit, notes)
+
+
+class SqlHybridEngine:
+    name = "sql"
+
+    def __init__(self, store):
+        self.store = store
+
+    def recall(self, cur, view, params, **kw):
+        from .verbs.reads import hybrid_oracle
+        return hybrid_oracle(self.store, cur, view, params, **kw)
+
+
+_native_graph = None    # factory(store) -> engine, set by the native graph module
+_native_hybrid = None
+
+
+def register_native(graph=None, hybrid=None) -> None:
+    global _native_graph, _native_hybrid
+    if graph is not None:
+        _native_graph = graph
+    if hybrid is not None:
+        _native_hybrid = hybrid
+
+
+def graph_engine(store):
+    if store.native.loaded and _native_graph is not None:
+        return _native_graph(store)
+    return SqlGraphEngine(store)
+
+
+def hybrid_engine(store):
+    if store.native.loaded and _native_hybrid is not None:
+        return _native_hybrid(store)
+    return SqlHybridEngine(store)

@@ -1,0 +1,93 @@
+"""Create, check and migrate the tables of an anatid file."""
+from __future__ import annotations
+
+from importlib import resources
+from typing import Callable
+
+import duckdb
+
+from .errors import SchemaVersionError
+
+SCHEMA_VERSION = 1
+
+# version -> function migrating a file from (version - 1) to version, run in
+# one transaction. Version 1 is created from scratch, so nothing here yet.
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {}
+
+CANONICAL_TABLES = (
+    "anatid_meta", "anatid_entities", "anatid_memories", "anatid_edges",
+    "anatid_episodes", "anatid_evidence", "anatid_embeddings", "anatid_audit",
+)
+DERIVED_TABLES = ("anatid_postings", "anatid_text_docs")
+
+
+def sql_text(name: str) -> str:
+    return resources.files("anatid").joinpath("sql", name).read_text(encoding="utf-8")
+
+
+def split_sql(text: str) -> list[str]:
+    """Statements of a .sql file of ours (no semicolons inside literals)."""
+    body = "\n".join(line.split("--", 1)[0] for line in text.splitlines())
+    return [part.strip() for part in body.split(";") if part.strip()]
+
+
+def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND table_name = ?", [name]).fetchone()
+    return bool(row[0])
+
+
+def stored_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    if not _table_exists(con, "anatid_meta"):
+        return None
+    row = con.execute("SELECT value FROM anatid_meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else None
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, read_only: bool) -> int:
+    """Create a new file's tables, migrate an old one, refuse a newer one."""
+    version = stored_version(con)
+    if version is not None and version > SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"this file has anatid schema version {version}, but this anatid understands "
+            f"versions up to {SCHEMA_VERSION}: upgrade anatid (pip install -U anatid)")
+    if version == SCHEMA_VERSION:
+        return version
+    if read_only:
+        if version is None:
+            raise SchemaVersionError("this file has no anatid tables and was opened read-only: "
+                                     "open it once read-write to create them")
+        raise SchemaVersionError(f"this file has schema version {version} and needs a migration "
+                                 f"to {SCHEMA_VERSION}: open it once read-write")
+    con.begin()
+    try:
+        if version is None:
+            for statement in split_sql(sql_text("schema_v1.sql")):
+                con.execute(statement)
+            con.execute("INSERT INTO anatid_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        else:
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                MIGRATIONS[target](con)
+            con.execute("UPDATE anatid_meta SET value = ? WHERE key = 'schema_version'",
+                        [str(SCHEMA_VERSION)])
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    return SCHEMA_VERSION
+
+
+def get_meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
+    row = con.execute("SELECT value FROM anatid_meta WHERE key = ?", [key]).fetchone()
+    return row[0] if row else None
+
+
+def max_id(con: duckdb.DuckDBPyConnection) -> int:
+    row = con.execute(
+        "SELECT greatest(coalesce((SELECT max(memory_id) FROM anatid_memories), 0),"
+        " coalesce((SELECT max(entity_id) FROM anatid_entities), 0),"
+        " coalesce((SELECT max(edge_id) FROM anatid_edges), 0),"
+        " coalesce((SELECT max(episode_id) FROM anatid_episodes), 0),"
+        " coalesce((SELECT max(audit_id) FROM anatid_audit), 0))").fetchone()
+    return int(row[0])

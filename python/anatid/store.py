@@ -1,0 +1,185 @@
+"""Connection, cursors and transactions of one open anatid file.
+
+The Store owns the DuckDB connection (created by `_native.connect`, the one
+module that loads the extension), hands each thread its own cursor, and
+turns a block of statements into exactly one transaction. Verbs never call
+BEGIN/COMMIT themselves.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+import duckdb
+
+from . import schema, validate
+from .errors import AnatidError, ConflictError, DatabaseLocked, ReadOnlyError, ValidationError
+from .ids import IdAllocator, allocator_for
+from .predicates import TimeView
+from .timeutil import WriteClock, to_db, utcnow
+
+BRUTE_FORCE_CEILING = 100_000
+SCAN_CEILING = 100_000
+
+_clocks: dict[str, WriteClock] = {}
+_clocks_lock = threading.Lock()
+
+
+def _clock_for(key: str) -> WriteClock:
+    with _clocks_lock:
+        return _clocks.setdefault(key, WriteClock())
+
+
+def translate_duckdb_error(exc: Exception) -> AnatidError | None:
+    """Map DuckDB's errors that have a meaning for anatid users."""
+    text = str(exc)
+    if isinstance(exc, duckdb.TransactionException) or "Conflict on" in text or "write-write conflict" in text:
+        return ConflictError(f"a concurrent transaction changed the same rows: {text}", retryable=True)
+    if isinstance(exc, duckdb.ConstraintException) and ("anatid_entities" in text or "name_key" in text):
+        return ConflictError(f"a concurrent transaction created the same entity: {text}", retryable=True)
+    if "Could not set lock on file" in text or "Conflicting lock" in text:
+        return DatabaseLocked(
+            "another process holds this file for writing (DuckDB allows one writing process per file): "
+            "stop that process, or open this file with read_only=True")
+    return None
+
+
+@dataclass
+class _ThreadState:
+    cursor: duckdb.DuckDBPyConnection | None = None
+    depth: int = 0
+    snapshot_depth: int = 0
+
+
+class Store:
+    def __init__(self, path: str, *, tenant: int, embedding_dim: int | None, read_only: bool) -> None:
+        from . import _native
+
+        self.path = path
+        self.tenant = validate.tenant(tenant)
+        self.read_only = read_only
+        try:
+            self.con, self.native = _native.connect(path, read_only=read_only)
+        except duckdb.Error as exc:
+            mapped = translate_duckdb_error(exc)
+            if mapped is not None:
+                raise mapped from exc
+            raise
+        self._key = os.path.realpath(path) if path not in (":memory:", "") else f":memory:{id(self.con)}"
+        self._local = threading.local()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._cursors_lock = threading.Lock()
+        self.schema_version = schema.ensure_schema(self.con, read_only)
+        self.embedding_dim = self._settle_embedding_dim(embedding_dim)
+        self.ids: IdAllocator = allocator_for(self._key, schema.max_id(self.con))
+        self.clock: WriteClock = _clock_for(self._key)
+        self.closed = False
+
+    # -- setup -------------------------------------------------------------------------------
+    def _settle_embedding_dim(self, asked: int | None) -> int | None:
+        stored = schema.get_meta(self.con, "embedding_dim")
+        if asked is not None:
+            asked = validate.positive_int(asked, "embedding_dim", maximum=65_536)
+        if stored is None:
+            if asked is not None and not self.read_only:
+                self.con.execute("INSERT INTO anatid_meta VALUES ('embedding_dim', ?)", [str(asked)])
+            return asked
+        if asked is not None and asked != int(stored):
+            raise ValidationError("embedding_dim", f"{asked} differs from the file's {stored}",
+                                  f"{stored}, or omit it to use the stored value")
+        return int(stored)
+
+    # -- cursors and transactions ----------------------------------------------------------------
+    def _state(self) -> _ThreadState:
+        st = getattr(self._local, "state", None)
+        if st is None:
+            st = self._local.state = _ThreadState()
+        return st
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        if self.closed:
+            raise AnatidError("this anatid handle is closed")
+        st = self._state()
+        if st.cursor is None:
+            st.cursor = self.con.cursor()
+            with self._cursors_lock:
+                self._cursors.append(st.cursor)
+        return st.cursor
+
+    @contextmanager
+    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One transaction for one write verb; joins an enclosing transaction()."""
+        if self.read_only:
+            raise ReadOnlyError("this handle was opened read_only=True: reopen it read-write to write")
+        with self.transaction() as cur:
+            yield cur
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        cur = self.cursor()
+        st = self._state()
+        if st.depth > 0:
+            st.depth += 1
+            try:
+                yield cur
+            finally:
+                st.depth -= 1
+            return
+        cur.begin()
+        st.depth = 1
+        try:
+            yield cur
+            cur.commit()
+        except BaseException as exc:
+            try:
+                cur.rollback()
+            except duckdb.Error:
+                pass
+            if isinstance(exc, duckdb.Error):
+                mapped = translate_duckdb_error(exc)
+                if mapped is not None:
+                    raise mapped from exc
+            raise
+        finally:
+            st.depth = 0
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._state().depth > 0
+
+    def read(self) -> duckdb.DuckDBPyConnection:
+        return self.cursor()
+
+    # -- time --------------------------------------------------------------------------------------
+    def write_instant(self, now) -> "object":
+        t = self.clock.next(now)
+        return t
+
+    def view(self, as_of=None, valid_at=None) -> TimeView:
+        """Current view at the reading instant, or the historical view at as_of."""
+        if as_of is None:
+            now = utcnow().replace(tzinfo=None)
+            last = self.clock.last
+            if last is not None and last > now:
+                now = last
+            va = to_db(valid_at, "valid_at") if valid_at is not None else now
+            return TimeView(valid_at=va)
+        t = to_db(as_of, "as_of")
+        va = to_db(valid_at, "valid_at") if valid_at is not None else t
+        return TimeView(valid_at=va, tx_at=t)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with self._cursors_lock:
+            for c in self._cursors:
+                try:
+                    c.close()
+                except duckdb.Error:
+                    pass
+            self._cursors.clear()
+        self.con.close()

@@ -1,0 +1,47 @@
+"""The tokenizer and the BM25 constants, shared by every text path.
+
+Tokens are maximal runs of letters, combining marks and digits of any script
+after DuckDB's lower(). Accents are kept ("café" != "cafe"); scripts written
+without spaces (CJK) yield one token per run, so a CJK sentence matches only
+as a whole or by its space-separated runs. Tokenizing always happens in SQL,
+so the SQL oracle and the native engine see the very same terms.
+"""
+from __future__ import annotations
+
+TOKEN_PATTERN = r"[\p{L}\p{M}\p{N}]+"
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def tokens_sql(expr: str) -> str:
+    """SQL expression: the token list of text expression `expr`."""
+    return f"regexp_extract_all(lower({expr}), '{TOKEN_PATTERN}')"
+
+
+# Postings of one memory's current text; bound: $tenant, $memory_id, $content.
+INSERT_POSTINGS = f"""
+INSERT INTO anatid_postings (tenant_id, memory_id, term, tf)
+SELECT $tenant, $memory_id, term, count(*)::INTEGER
+FROM (SELECT unnest({tokens_sql('$content')}) AS term)
+GROUP BY term
+"""
+
+INSERT_TEXT_DOC = f"""
+INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len)
+SELECT $tenant, $memory_id, len({tokens_sql('$content')})::INTEGER
+"""
+
+DELETE_POSTINGS = "DELETE FROM anatid_postings WHERE tenant_id = $tenant AND memory_id = $memory_id"
+DELETE_TEXT_DOC = "DELETE FROM anatid_text_docs WHERE tenant_id = $tenant AND memory_id = $memory_id"
+
+
+def index_text(cur, tenant: int, memory_id: int, content: str) -> None:
+    p = {"tenant": tenant, "memory_id": memory_id, "content": content}
+    cur.execute(INSERT_POSTINGS, p)
+    cur.execute(INSERT_TEXT_DOC, p)
+
+
+def unindex_text(cur, tenant: int, memory_id: int) -> None:
+    p = {"tenant": tenant, "memory_id": memory_id}
+    cur.execute(DELETE_POSTINGS, p)
+    cur.execute(DELETE_TEXT_DOC, p)

@@ -1,0 +1,84 @@
+"""Function forms of every verb: `from anatid.verbs import remember` then
+`remember(db, "text", entities=[...])`. The Anatid methods call these."""
+from __future__ import annotations
+
+from .entities import upsert_entity as _upsert_entity
+from .memories import (episode as _episode, forget as _forget, reinforce as _reinforce,
+                       remember as _remember, supersede as _supersede, update as _update)
+from .reads import context as _context, get as _get, provenance as _provenance, recall as _recall, \
+    recall_2hop as _recall_2hop
+from .relations import relate as _relate, unrelate as _unrelate
+from .upkeep import PruneReport, prune as _prune, remember_many as _remember_many
+
+
+def _store(db):
+    return getattr(db, "_store", db)
+
+
+def remember(db, content, entities=None, **kw):
+    return _remember(_store(db), content, entities, **kw)
+
+
+def remember_many(db, items, **kw):
+    return _remember_many(_store(db), items, **kw)
+
+
+def supersede(db, old_id, content, **kw):
+    return _supersede(_store(db), old_id, content, **kw)
+
+
+def update(db, memory_id, content, **kw):
+    return _update(_store(db), memory_id, content, **kw)
+
+
+def forget(db, memory_id, **kw):
+    return _forget(_store(db), memory_id, **kw)
+
+
+def reinforce(db, memory_id, amount=1.0, **kw):
+    return _reinforce(_store(db), memory_id, amount, **kw)
+
+
+def prune(db, **kw):
+    return _prune(_store(db), **kw)
+
+
+def relate(db, a, b, rel_kind="related", **kw):
+    return _relate(_store(db), a, b, rel_kind, **kw)
+
+
+def unrelate(db, a, b, rel_kind=None, **kw):
+    return _unrelate(_store(db), a, b, rel_kind, **kw)
+
+
+def upsert_entity(db, name, kind=None, **kw):
+    return _upsert_entity(_store(db), name, kind, **kw)
+
+
+def episode(db, content, **kw):
+    return _episode(_store(db), content, **kw)
+
+
+def get(db, memory_id):
+    return _get(_store(db), memory_id)
+
+
+def recall(db, query, **kw):
+    return _recall(_store(db), query, **kw)
+
+
+def recall_2hop(db, seed, **kw):
+    return _recall_2hop(_store(db), seed, **kw)
+
+
+def context(db, entity, **kw):
+    return _context(_store(db), entity, **kw)
+
+
+def provenance(db, memory_id):
+    return _provenance(_store(db), memory_id)
+
+
+__all__ = ["remember", "remember_many", "supersede", "update", "forget", "reinforce", "prune", "relate",
+           "unrelate", "upsert_entity", "episode", "get", "recall", "recall_2hop", "context", "provenance",
+           "PruneReport"]

@@ -1,0 +1,51 @@
+"""Entities: find or create by name, within one transaction."""
+from __future__ import annotations
+
+from .. import validate
+from ..models import Entity
+from ._rows import entity_from_row
+
+_FIND = """
+SELECT name_key, entity_id FROM anatid_entities
+WHERE tenant_id = $tenant AND name_key IN (SELECT unnest($keys))
+"""
+
+_INSERT = """
+INSERT INTO anatid_entities (entity_id, tenant_id, name, name_key, kind, created_at)
+SELECT unnest($ids), $tenant, unnest($names), unnest($keys), $kind, $now
+"""
+
+
+def ensure_entities(store, cur, names: list[str], now, kind: str | None = None) -> dict[str, int]:
+    """name_key -> entity_id for every name, creating the missing ones."""
+    if not names:
+        return {}
+    keys = [validate.name_key(n) for n in names]
+    found = dict(cur.execute(_FIND, {"tenant": store.tenant, "keys": keys}).fetchall())
+    missing = [(n, k) for n, k in zip(names, keys) if k not in found]
+    if missing:
+        new_ids = store.ids.take(len(missing))
+        cur.execute(_INSERT, {"ids": new_ids, "tenant": store.tenant, "names": [n for n, _ in missing],
+                              "keys": [k for _, k in missing], "kind": kind, "now": now})
+        found.update({k: i for (_, k), i in zip(missing, new_ids)})
+    return {k: found[k] for k in keys}
+
+
+def find_entity_id(store, cur, name: str) -> int | None:
+    row = cur.execute("SELECT entity_id FROM anatid_entities WHERE tenant_id = $tenant AND name_key = $key",
+                      {"tenant": store.tenant, "key": validate.name_key(name)}).fetchone()
+    return None if row is None else int(row[0])
+
+
+def upsert_entity(store, name: str, kind: str | None = None, *, now=None) -> Entity:
+    name = validate.name(name, "name")
+    kind = validate.optional_text(kind, "kind")
+    with store.write() as cur:
+        t = store.write_instant(now)
+        eid = ensure_entities(store, cur, [name], t, kind)[validate.name_key(name)]
+        if kind is not None:
+            cur.execute("UPDATE anatid_entities SET kind = $kind WHERE entity_id = $id AND tenant_id = $tenant "
+                        "AND kind IS DISTINCT FROM $kind", {"kind": kind, "id": eid, "tenant": store.tenant})
+        row = cur.execute("SELECT entity_id, tenant_id, name, kind, created_at FROM anatid_entities "
+                          "WHERE entity_id = $id", {"id": eid}).fetchone()
+    return entity_from_row(row)

@@ -1,0 +1,179 @@
+"""Read verbs: get, context / recall_2hop, recall, provenance.
+
+Each builds SQL with bound parameters and runs it; the native engines (when
+loaded) answer the same questions through anatid.engines with the same ids
+in the same order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import validate
+from ..errors import BruteForceCeilingError, NotFoundError, ValidationError
+from ..models import Hit, Provenance, RecallHits
+from ._rows import MEMORY_COLUMNS, episode_from_row, memory_from_row
+from .graph_sql import MAX_HOPS, graph_recall_sql
+from .memories import about_entities
+from .recall_sql import hybrid_sql
+
+ARMS = ("vector", "text", "graph")
+DEFAULT_DEPTH = 50
+MAX_K = 1000
+
+
+def get(store, memory_id):
+    memory_id = validate.identifier(memory_id, "memory_id")
+    cur = store.read()
+    row = cur.execute(f"""SELECT {MEMORY_COLUMNS} FROM anatid_memories
+                          WHERE tenant_id = $tenant AND memory_id = $id ORDER BY version DESC LIMIT 1""",
+                      {"tenant": store.tenant, "id": memory_id}).fetchone()
+    if row is None:
+        raise NotFoundError(f"memory {memory_id} does not exist in tenant {store.tenant}")
+    return memory_from_row(row, about_entities(store, cur, memory_id))
+
+
+def _seed_keys(seed) -> list[str]:
+    names = validate.names(seed, "seed")
+    if not names:
+        raise ValidationError("seed", "no entity name given", "an entity name or a list of names")
+    return [validate.name_key(n) for n in names]
+
+
+def context(store, entity, *, hops: int = 0, kinds=None, limit: int = 50, as_of=None) -> RecallHits:
+    """Memories filed under `entity` and, with hops > 0, under entities within `hops` edges."""
+    keys = _seed_keys(entity)
+    if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= MAX_HOPS:
+        raise ValidationError("hops", f"{hops!r} is out of range", f"an integer from 0 to {MAX_HOPS}")
+    limit = validate.positive_int(limit, "limit", maximum=100_000)
+    kinds = validate.kinds(kinds)
+    view = store.view(as_of)
+    cur = store.read()
+    found = cur.execute("SELECT count(*) FROM anatid_entities WHERE tenant_id = $tenant "
+                        "AND name_key IN (SELECT unnest($keys))", {"tenant": store.tenant, "keys": keys}).fetchone()[0]
+    if found == 0:
+        raise NotFoundError(f"no entity named {entity!r} in tenant {store.tenant}")
+    from ..engines import graph_engine
+    return graph_engine(store).recall(cur, view, keys, hops, kinds, limit)
+
+
+def recall_2hop(store, seed, *, kinds=None, limit: int = 50, as_of=None) -> RecallHits:
+    return context(store, seed, hops=2, kinds=kinds, limit=limit, as_of=as_of)
+
+
+def graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, notes=()) -> RecallHits:
+    params = {**view.params(store.tenant), "seed_keys": keys, "hops": hops, "limit": limit}
+    if kinds:
+        params["kinds"] = kinds
+    rows = cur.execute(graph_recall_sql(view, with_kinds=bool(kinds)), params).fetchall()
+    hits = [Hit(int(mid), content, kind, 1.0 / (1 + hop), ("graph",), int(hop)) for mid, content, kind, hop in rows]
+    return RecallHits(hits, arms=("graph",), engine="sql", notes=tuple(notes))
+
+
+def _weights(weights) -> tuple[float, float, float]:
+    if weights is None:
+        return (1.0, 1.0, 1.0)
+    if not isinstance(weights, dict) or not set(weights) <= set(ARMS):
+        raise ValidationError("weights", f"{weights!r} is not a dict of arm weights",
+                              "a dict with keys among 'vector', 'text', 'graph'")
+    return tuple(validate.finite_number(weights.get(a, 1.0), f"weights[{a!r}]", low=0.0, high=1e6)
+                 for a in ARMS)
+
+
+def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, as_of=None, kinds=None,
+           weights=None, allow_slow: bool = False, depth: int = DEFAULT_DEPTH) -> RecallHits:
+    """Hybrid recall: cosine, BM25 and 2-hop graph arms fused by reciprocal rank fusion."""
+    if not isinstance(query, str):
+        raise ValidationError("query", f"expected a string, got {type(query).__name__}", "text (may be empty)")
+    if "\x00" in query:
+        raise ValidationError("query", "contains a NUL character", "text without NUL bytes")
+    k = validate.positive_int(k, "k", maximum=MAX_K)
+    depth = max(validate.positive_int(depth, "depth", maximum=10_000), k)
+    kinds = validate.kinds(kinds)
+    wv, wt, wg = _weights(weights)
+    vec = None if embedding is None else validate.embedding(embedding, store.embedding_dim)
+    seed_keys = None if seed_entity is None else _seed_keys(seed_entity)
+    view = store.view(as_of)
+    cur = store.read()
+    notes: list[str] = []
+    use_vector = vec is not None
+    if use_vector and not allow_slow:
+        n = cur.execute("SELECT count(*) FROM anatid_embeddings WHERE tenant_id = $tenant",
+                        {"tenant": store.tenant}).fetchone()[0]
+        from ..store import BRUTE_FORCE_CEILING
+        if n > BRUTE_FORCE_CEILING:
+            raise BruteForceCeilingError(
+                f"an exact vector scan would cover {n} rows, above BRUTE_FORCE_CEILING={BRUTE_FORCE_CEILING}: "
+                "pass allow_slow=True, or build a vector index with maintain_indexes()")
+    use_text = bool(query.strip())
+    use_graph = seed_keys is not None or use_text
+    if not (use_vector or use_text or use_graph):
+        raise ValidationError("query", "is blank and no embedding or seed_entity was given",
+                              "a query, an embedding or a seed_entity")
+    params = {**view.params(store.tenant), "depth": depth, "k": k, "wv": wv, "wt": wt, "wg": wg}
+    if use_vector:
+        params["qvec"] = vec
+        params["qnorm"] = float(np.linalg.norm(np.asarray(vec, dtype=np.float64)))
+    if use_text or (use_graph and seed_keys is None):
+        params["query"] = query
+    if use_graph:
+        params["hops"] = 2
+        if seed_keys is not None:
+            params["seed_keys"] = seed_keys
+    if kinds:
+        params["kinds"] = kinds
+    from ..engines import hybrid_engine
+    return hybrid_engine(store).recall(cur, view, params, use_vector=use_vector, use_text=use_text,
+                                       use_graph=use_graph, seeds_given=seed_keys is not None,
+                                       kinds=kinds, notes=notes)
+
+
+def hybrid_oracle(store, cur, view, params, *, use_vector, use_text, use_graph, seeds_given, kinds,
+                  notes) -> RecallHits:
+    sql = hybrid_sql(view, use_vector=use_vector, use_text=use_text, use_graph=use_graph,
+                     seeds_given=seeds_given, with_kinds=bool(kinds))
+    rows = cur.execute(sql, params).fetchall()
+    hits = []
+    for mid, content, kind, score, rv, rt, rg, hop in rows:
+        sources = tuple(a for a, r in zip(ARMS, (rv, rt, rg)) if r is not None)
+        hits.append(Hit(int(mid), content, kind, float(score), sources, None if hop is None else int(hop)))
+    arms = tuple(a for a, used in zip(ARMS, (use_vector, use_text, use_graph)) if used)
+    return RecallHits(hits, bm25_stale=False, arms=arms, notes=tuple(notes), engine="sql")
+
+
+def provenance(store, memory_id):
+    """The supersession chain (oldest first), its episodes, writers and audit rows."""
+    memory_id = validate.identifier(memory_id, "memory_id")
+    cur = store.read()
+    p = {"tenant": store.tenant, "id": memory_id}
+    if cur.execute("SELECT 1 FROM anatid_memories WHERE tenant_id = $tenant AND memory_id = $id LIMIT 1",
+                   p).fetchone() is None:
+        raise NotFoundError(f"memory {memory_id} does not exist in tenant {store.tenant}")
+    chain_ids = cur.execute("""
+        WITH RECURSIVE back(memory_id, depth) AS (
+            SELECT $id::BIGINT, 0
+            UNION
+            SELECT m.supersedes, back.depth + 1 FROM back JOIN anatid_memories m
+              ON m.memory_id = back.memory_id AND m.tenant_id = $tenant
+            WHERE m.supersedes IS NOT NULL AND back.depth < 10000
+        )
+        SELECT memory_id FROM back GROUP BY memory_id ORDER BY max(depth) DESC""", p).fetchall()
+    ids = [int(r[0]) for r in chain_ids]
+    rows = cur.execute(f"""SELECT {MEMORY_COLUMNS} FROM anatid_memories
+                           WHERE tenant_id = $tenant AND memory_id IN (SELECT unnest($ids))
+                           ORDER BY tx_from, memory_id, version""", {"tenant": store.tenant, "ids": ids}).fetchall()
+    chain = tuple(memory_from_row(r) for r in rows)
+    episodes = tuple(episode_from_row(r) for r in cur.execute("""
+        SELECT DISTINCT ep.episode_id, ep.tenant_id, ep.content, ep.source, ep.writer, ep.recorded_at
+        FROM anatid_evidence ev JOIN anatid_episodes ep ON ep.episode_id = ev.episode_id
+        WHERE ev.tenant_id = $tenant AND ev.memory_id IN (SELECT unnest($ids))
+        ORDER BY ep.recorded_at, ep.episode_id""", {"tenant": store.tenant, "ids": ids}).fetchall())
+    audit = tuple({"audit_id": str(a), "at": at, "verb": verb, "writer": w, "subject_id": str(s), "detail": d}
+                  for a, at, verb, w, s, d in cur.execute("""
+        SELECT audit_id, happened_at, verb, writer, subject_id, detail FROM anatid_audit
+        WHERE tenant_id = $tenant AND subject_id IN (SELECT unnest($ids)) ORDER BY happened_at, audit_id""",
+                                                          {"tenant": store.tenant, "ids": ids}).fetchall())
+    writers = []
+    for w in [m.writer for m in chain] + [e.writer for e in episodes] + [a["writer"] for a in audit]:
+        if w is not None and w not in writers:
+            writers.append(w)
+    return Provenance(memory_id, chain, episodes, tuple(writers), audit)

@@ -1,0 +1,71 @@
+"""Entity-to-entity edges: relate and unrelate."""
+from __future__ import annotations
+
+from .. import validate
+from ..errors import NotFoundError
+from ..models import Edge
+from ._rows import edge_from_row
+from .entities import ensure_entities, find_entity_id
+from .memories import audit
+from . import journal
+
+_EDGE_COLUMNS = "edge_id, tenant_id, kind, src_id, dst_id, rel_kind, weight, valid_from, valid_to"
+
+_OPEN_EDGE = f"""
+SELECT {_EDGE_COLUMNS} FROM anatid_edges
+WHERE tenant_id = $tenant AND kind = 'relates' AND src_id = $src AND dst_id = $dst
+  AND rel_kind = $rel_kind AND tx_to IS NULL AND valid_to IS NULL
+"""
+
+
+def relate(store, a: str, b: str, rel_kind: str = "related", *, weight: float = 1.0,
+           writer: str | None = None, now=None) -> Edge:
+    """Open an edge a -> b of `rel_kind`; an identical open edge is returned as is."""
+    a = validate.name(a, "a")
+    b = validate.name(b, "b")
+    rel_kind = validate.name(rel_kind, "rel_kind")
+    weight = validate.finite_number(weight, "weight", low=0.0, high=1e9)
+    writer = validate.optional_text(writer, "writer")
+    if validate.name_key(a) == validate.name_key(b):
+        from ..errors import ValidationError
+        raise ValidationError("b", "is the same entity as a", "two different entity names")
+    with store.write() as cur:
+        t = store.write_instant(now)
+        ids = ensure_entities(store, cur, [a, b], t)
+        src, dst = ids[validate.name_key(a)], ids[validate.name_key(b)]
+        p = {"tenant": store.tenant, "src": src, "dst": dst, "rel_kind": rel_kind}
+        row = cur.execute(_OPEN_EDGE, p).fetchone()
+        if row is not None:
+            return edge_from_row(row)
+        eid = store.ids.take()[0]
+        cur.execute("""INSERT INTO anatid_edges VALUES ($eid, $tenant, 'relates', $src, $dst, $rel_kind, $weight,
+                       $now, NULL, $now, NULL)""", {**p, "eid": eid, "weight": weight, "now": t})
+        journal.relation_changed(store, cur, src, dst, t)
+        row = cur.execute(f"SELECT {_EDGE_COLUMNS} FROM anatid_edges WHERE edge_id = $eid", {"eid": eid}).fetchone()
+    return edge_from_row(row)
+
+
+def unrelate(store, a: str, b: str, rel_kind: str | None = None, *, writer: str | None = None, now=None) -> int:
+    """Close every open edge between a and b (either direction); returns how many."""
+    a = validate.name(a, "a")
+    b = validate.name(b, "b")
+    rel_kind = None if rel_kind is None else validate.name(rel_kind, "rel_kind")
+    writer = validate.optional_text(writer, "writer")
+    with store.write() as cur:
+        t = store.write_instant(now)
+        src, dst = find_entity_id(store, cur, a), find_entity_id(store, cur, b)
+        if src is None or dst is None:
+            missing = a if src is None else b
+            raise NotFoundError(f"no entity named {missing!r} in tenant {store.tenant}")
+        p = {"tenant": store.tenant, "x": src, "y": dst, "rel_kind": rel_kind, "now": t}
+        closed = cur.execute("""
+            UPDATE anatid_edges SET valid_to = $now
+            WHERE tenant_id = $tenant AND kind = 'relates' AND tx_to IS NULL AND valid_to IS NULL
+              AND ((src_id = $x AND dst_id = $y) OR (src_id = $y AND dst_id = $x))
+              AND ($rel_kind IS NULL OR rel_kind = $rel_kind)""", p).fetchone()[0]
+        if closed == 0:
+            raise NotFoundError(f"no open edge between {a!r} and {b!r}"
+                                + (f" of kind {rel_kind!r}" if rel_kind else ""))
+        journal.relation_changed(store, cur, src, dst, t)
+        audit(store, cur, t, "unrelate", src, writer, other=str(dst), closed=int(closed))
+    return int(closed)

@@ -1,0 +1,82 @@
+"""prune, remember_many and stats."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from .. import validate
+from ..errors import ValidationError
+from .memories import _ensure_dim, _validate_memory_args, forget, insert_memory
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    candidates: tuple[int, ...]
+    dry_run: bool
+    forgotten: tuple[int, ...]
+    hard: bool
+
+
+def prune(store, *, min_strength: float = 0.5, older_than: timedelta = timedelta(days=30), kinds=None,
+          dry_run: bool = True, hard: bool = False, writer: str | None = None, now=None) -> PruneReport:
+    """Forget believed memories weaker than `min_strength` and unused for `older_than`.
+
+    Runs as a query, then one transaction per memory: a failure part-way leaves
+    the earlier forgets committed. Call with dry_run=True (the default) first.
+    """
+    min_strength = validate.finite_number(min_strength, "min_strength")
+    if not isinstance(older_than, timedelta) or older_than < timedelta(0):
+        raise ValidationError("older_than", f"{older_than!r} is not a non-negative timedelta", "a timedelta")
+    kinds = validate.kinds(kinds)
+    if not isinstance(dry_run, bool) or not isinstance(hard, bool):
+        raise ValidationError("dry_run", "dry_run and hard must be bools", "True or False")
+    t = store.view(None).valid_at if now is None else store.view(now).valid_at
+    rows = store.read().execute(f"""
+        SELECT memory_id FROM anatid_memories m
+        WHERE m.tenant_id = $tenant AND m.tx_to IS NULL AND m.strength < $min_strength
+          AND coalesce(m.last_used_at, m.tx_from) < $cutoff {"AND m.kind IN (SELECT unnest($kinds))" if kinds else ""}
+        ORDER BY memory_id""", {"tenant": store.tenant, "min_strength": min_strength, "cutoff": t - older_than,
+                                **({"kinds": kinds} if kinds else {})}).fetchall()
+    ids = tuple(int(r[0]) for r in rows)
+    if dry_run:
+        return PruneReport(ids, True, (), hard)
+    done = []
+    for mid in ids:
+        forget(store, mid, hard=hard, writer=writer, reason="prune", now=now)
+        done.append(mid)
+    return PruneReport(ids, False, tuple(done), hard)
+
+
+def remember_many(store, items, *, writer: str | None = None, now=None) -> list[int]:
+    """Write many memories in one transaction. Each item is a dict of remember()'s arguments
+    (content, entities, kind, confidence, embedding, episode, valid_from, valid_to)."""
+    if not isinstance(items, (list, tuple)):
+        raise ValidationError("items", f"expected a list, got {type(items).__name__}", "a list of dicts")
+    allowed = {"content", "entities", "kind", "confidence", "embedding", "episode", "valid_from", "valid_to",
+               "writer"}
+    prepared = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or "content" not in item or not set(item) <= allowed:
+            raise ValidationError(f"items[{i}]", "is not a dict with 'content' and known keys",
+                                  ", ".join(sorted(allowed)))
+        args = _validate_memory_args(store, item["content"], item.get("entities"), item.get("kind", "fact"),
+                                     item.get("confidence", 1.0), item.get("embedding"),
+                                     item.get("writer", writer), item.get("episode"),
+                                     item.get("valid_from"), item.get("valid_to"))
+        prepared.append((args, item.get("episode")))
+    if not prepared:
+        return []
+    dims = {len(a[4]) for a, _ in prepared if a[4] is not None}
+    if len(dims) > 1:
+        raise ValidationError("items", f"embeddings of different lengths {sorted(dims)}", "one length")
+    from .bulk import bulk_insert
+    dim_before = store.embedding_dim
+    try:
+        with store.write() as cur:
+            t = store.write_instant(now)
+            first_vec = next((a[4] for a, _ in prepared if a[4] is not None), None)
+            _ensure_dim(store, cur, first_vec)
+            return bulk_insert(store, cur, prepared, t)
+    except BaseException:
+        store.embedding_dim = dim_before
+        raise
