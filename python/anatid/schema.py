@@ -31,6 +31,12 @@ def split_sql(text: str) -> list[str]:
     return [part.strip() for part in body.split(";") if part.strip()]
 
 
+def derived_sql_files() -> list[str]:
+    """sql/derived_*.sql: the tables of each derived index, created with the file."""
+    folder = resources.files("anatid").joinpath("sql")
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("derived_") and p.name.endswith(".sql"))
+
+
 def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     row = con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
@@ -65,6 +71,9 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, read_only: bool) -> int:
         if version is None:
             for statement in split_sql(sql_text("schema_v1.sql")):
                 con.execute(statement)
+            for name in derived_sql_files():
+                for statement in split_sql(sql_text(name)):
+                    con.execute(statement)
             con.execute("INSERT INTO anatid_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
         else:
             for target in range(version + 1, SCHEMA_VERSION + 1):
