@@ -1,0 +1,49 @@
+# Stable verbs: make (build), make test, make bench, make format, make clean.
+# The DuckDB we build against (vendored headers, smoke job) is pinned here and in
+# extension/refresh_headers.sh.
+DUCKDB_VERSION := 1.5.5
+
+PYTHON ?= python3
+BUILD_DIR ?= build
+EXTENSION := $(BUILD_DIR)/anatid.duckdb_extension
+CLANG_FORMAT ?= $(shell command -v clang-format 2>/dev/null)
+FORMAT_SOURCES = $(wildcard src/*.cpp src/*.hpp extension/*.cpp extension/*.hpp test/cpp/*.cpp test/cpp/*.hpp)
+
+.PHONY: all build test test-cpp test-python bench format clean headers
+
+all: build
+
+# Configure + build (extension and C++ tests), then link the binary into the
+# package so an editable/dev checkout (PYTHONPATH=python) loads the fresh build.
+build:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DANATID_BUILD_TESTS=ON -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD_DIR)
+	ln -sf $(abspath $(EXTENSION)) python/anatid/anatid.duckdb_extension
+
+test: test-cpp test-python
+
+test-cpp: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure
+
+# The same command the README gives; PYTHONPATH makes it use this checkout.
+test-python: build
+	PYTHONPATH=python $(PYTHON) -m pytest -q test
+
+# Placeholder until the benchmark owners land benchmark/run.py.
+bench: build
+	PYTHONPATH=python $(PYTHON) -m benchmark.run
+
+format:
+ifeq ($(CLANG_FORMAT),)
+	@echo "clang-format not found; install it (apt-get install clang-format) to format C++ sources"
+else
+	$(CLANG_FORMAT) -i $(FORMAT_SOURCES)
+endif
+
+# Re-vendor extension/include from the PyPI sdist of DuckDB $(DUCKDB_VERSION).
+headers:
+	extension/refresh_headers.sh $(DUCKDB_VERSION)
+
+clean:
+	rm -rf $(BUILD_DIR) dist _skbuild
+	rm -f python/anatid/anatid.duckdb_extension
