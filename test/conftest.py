@@ -1,0 +1,77 @@
+"""Shared fixtures and helpers of the Python suite.
+
+Instants: tests pass explicit `now=` values from `at(seconds)`, aware UTC
+datetimes in 2090 so that every write lies after the wall clock and the
+current view (which reads at max(wall clock, last write)) sits exactly at the
+last write. Files: every test gets its own file in tmp_path, so the per-file
+write clock and id allocator start clean.
+"""
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "python") not in sys.path:
+    sys.path.insert(0, str(ROOT / "python"))
+
+from anatid import Anatid  # noqa: E402
+
+BASE = datetime(2090, 1, 1, tzinfo=timezone.utc)
+DIM = 4
+
+
+def at(seconds: float) -> datetime:
+    """An aware UTC instant `seconds` after BASE."""
+    return BASE + timedelta(seconds=seconds)
+
+
+def vec(*head: float) -> list[float]:
+    """A DIM-long embedding starting with `head`, zero-padded."""
+    v = [float(x) for x in head] + [0.0] * (DIM - len(head))
+    return v[:DIM]
+
+
+def anatid_tables(con) -> list[str]:
+    return [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND table_name LIKE 'anatid\\_%' ESCAPE '\\' ORDER BY table_name").fetchall()]
+
+
+def snapshot(db) -> dict[str, list[tuple]]:
+    """Every row of every anatid_% table, in a total order: the file's content."""
+    con = db.connection
+    return {t: con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall() for t in anatid_tables(con)}
+
+
+def all_text(db) -> list[tuple[str, str, str]]:
+    """(table, column, value) of every VARCHAR column of every table in the file."""
+    con = db.connection
+    cols = con.execute("""
+        SELECT table_name, column_name FROM duckdb_columns()
+        WHERE database_name = current_database() AND data_type = 'VARCHAR'
+        ORDER BY table_name, column_name""").fetchall()
+    out = []
+    for table, column in cols:
+        for (value,) in con.execute(f'SELECT "{column}" FROM "{table}" WHERE "{column}" IS NOT NULL').fetchall():
+            out.append((table, column, value))
+    return out
+
+
+def open_db(path, tenant: int = 1, dim: int | None = DIM) -> Anatid:
+    return Anatid.open(str(path), tenant=tenant, embedding_dim=dim)
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / "test.anatid"
+
+
+@pytest.fixture
+def db(db_path):
+    d = open_db(db_path)
+    yield d
+    d.close()
