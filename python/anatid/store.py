@@ -72,8 +72,14 @@ class Store:
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._cursors_lock = threading.Lock()
-        self.schema_version = schema.ensure_schema(self.con, read_only)
-        self.embedding_dim = self._settle_embedding_dim(embedding_dim)
+        try:
+            self.schema_version = schema.ensure_schema(self.con, read_only)
+            self.embedding_dim = self._settle_embedding_dim(embedding_dim)
+        except BaseException:
+            # A refused open must let go of the file: a leaked connection keeps DuckDB's
+            # instance (and its config) alive until garbage collection.
+            self.con.close()
+            raise
         self.ids: IdAllocator = allocator_for(self._key, schema.max_id(self.con))
         self.clock: WriteClock = _clock_for(self._key)
         self.closed = False

@@ -116,7 +116,8 @@ def embedding(value: Any, dim: int | None, argument: str = "embedding") -> list[
         raise EmbeddingDimensionError(argument, f"has length {arr.size}", f"length {dim}, the file's embedding_dim")
     if not np.all(np.isfinite(arr)):
         raise ValidationError(argument, "contains NaN or infinity", "finite floats")
-    as_float32 = arr.astype(np.float32)
+    with np.errstate(over="ignore"):  # overflow is reported just below, as a ValidationError
+        as_float32 = arr.astype(np.float32)
     if not np.all(np.isfinite(as_float32)):
         raise ValidationError(argument, "has values beyond float32 range", "finite float32 values")
     if not np.any(as_float32):

@@ -172,6 +172,13 @@ def current_version(store, cur, memory_id: int, verb: str):
     raise ConflictError(f"cannot {verb} memory {memory_id}: it was forgotten", retryable=False)
 
 
+def require_after(t, start, what: str) -> None:
+    """An explicit now= before (or at) the start of the row it closes would leave an
+    inverted or empty interval: refuse it instead."""
+    if t <= start:
+        raise ValidationError("now", f"{t} is not after {what} {start}", f"an instant after {start}")
+
+
 def about_entities(store, cur, memory_id: int) -> list[str]:
     rows = cur.execute("""
         SELECT e.name FROM anatid_edges a JOIN anatid_entities e ON e.entity_id = a.dst_id
@@ -233,6 +240,7 @@ def update(store, memory_id, content: str, *, expected_version: int, writer: str
         if cur_row[1] != expected_version:
             raise ConflictError(f"memory {memory_id} is at version {cur_row[1]}, not the expected "
                                 f"{expected_version}: another writer got there first", retryable=True)
+        require_after(t, cur_row[10], f"version {expected_version}'s tx_from")
         cur.execute("UPDATE anatid_memories SET tx_to = $now WHERE tenant_id = $tenant AND memory_id = $id "
                     "AND version = $v AND tx_to IS NULL",
                     {"now": t, "tenant": store.tenant, "id": memory_id, "v": expected_version})
@@ -268,7 +276,8 @@ def forget(store, memory_id, *, hard: bool = False, writer: str | None = None, r
             erase_memory(store, cur, memory_id)
             audit(store, cur, t, "forget_hard", memory_id, writer)
             return {"memory_id": memory_id, "hard": True}
-        current_version(store, cur, memory_id, "forget")
+        row = current_version(store, cur, memory_id, "forget")
+        require_after(t, row[10], "the believed version's tx_from")
         cur.execute("UPDATE anatid_memories SET tx_to = $now WHERE tenant_id = $tenant AND memory_id = $id "
                     "AND tx_to IS NULL", {"now": t, "tenant": store.tenant, "id": memory_id})
         text.unindex_text(cur, store.tenant, memory_id)

@@ -6,7 +6,7 @@ from ..errors import NotFoundError
 from ..models import Edge
 from ._rows import edge_from_row
 from .entities import ensure_entities, find_entity_id
-from .memories import audit
+from .memories import audit, require_after
 from . import journal
 
 _EDGE_COLUMNS = "edge_id, tenant_id, kind, src_id, dst_id, rel_kind, weight, valid_from, valid_to"
@@ -16,6 +16,12 @@ SELECT {_EDGE_COLUMNS} FROM anatid_edges
 WHERE tenant_id = $tenant AND kind = 'relates' AND src_id = $src AND dst_id = $dst
   AND rel_kind = $rel_kind AND tx_to IS NULL AND valid_to IS NULL
 """
+
+
+# Open RELATES edges between $x and $y in either direction, of $rel_kind (NULL: any kind).
+_OPEN_BETWEEN = """tenant_id = $tenant AND kind = 'relates' AND tx_to IS NULL AND valid_to IS NULL
+  AND ((src_id = $x AND dst_id = $y) OR (src_id = $y AND dst_id = $x))
+  AND ($rel_kind IS NULL OR rel_kind = $rel_kind)"""
 
 
 def relate(store, a: str, b: str, rel_kind: str = "related", *, weight: float = 1.0,
@@ -57,12 +63,12 @@ def unrelate(store, a: str, b: str, rel_kind: str | None = None, *, writer: str 
         if src is None or dst is None:
             missing = a if src is None else b
             raise NotFoundError(f"no entity named {missing!r} in tenant {store.tenant}")
-        p = {"tenant": store.tenant, "x": src, "y": dst, "rel_kind": rel_kind, "now": t}
-        closed = cur.execute("""
-            UPDATE anatid_edges SET valid_to = $now
-            WHERE tenant_id = $tenant AND kind = 'relates' AND tx_to IS NULL AND valid_to IS NULL
-              AND ((src_id = $x AND dst_id = $y) OR (src_id = $y AND dst_id = $x))
-              AND ($rel_kind IS NULL OR rel_kind = $rel_kind)""", p).fetchone()[0]
+        p = {"tenant": store.tenant, "x": src, "y": dst, "rel_kind": rel_kind}
+        latest = cur.execute(f"SELECT max(valid_from) FROM anatid_edges WHERE {_OPEN_BETWEEN}", p).fetchone()[0]
+        if latest is not None:
+            require_after(t, latest, "the edge's valid_from")
+        closed = cur.execute(f"UPDATE anatid_edges SET valid_to = $now WHERE {_OPEN_BETWEEN}",
+                             {**p, "now": t}).fetchone()[0]
         if closed == 0:
             raise NotFoundError(f"no open edge between {a!r} and {b!r}"
                                 + (f" of kind {rel_kind!r}" if rel_kind else ""))
