@@ -153,10 +153,18 @@ class RunStateStore:
         ensure_tables(db)
 
     def _p(self, run_id: str | None = None, **extra) -> dict:
-        return {"tenant": self.db.tenant, "run_id": run_id, "now": to_db(utcnow(), "now"), **extra}
+        """Bound parameters: DuckDB refuses names a statement does not use, so only those asked for."""
+        p = {"tenant": self.db.tenant, **extra}
+        if run_id is not None:
+            p["run_id"] = run_id
+        return p
+
+    def _pw(self, run_id: str, **extra) -> dict:
+        """Parameters of a statement that writes, with the instant it writes at."""
+        return self._p(run_id, now=to_db(utcnow(), "now"), **extra)
 
     def _event(self, cur, run_id: str, action: str, *, call_id=None, tool_name=None, actor=None, detail=None):
-        cur.execute(_EVENT, self._p(run_id, action=action, call_id=call_id, tool_name=tool_name, actor=actor,
+        cur.execute(_EVENT, self._pw(run_id, action=action, call_id=call_id, tool_name=tool_name, actor=actor,
                                     detail=None if detail is None else dumps(jsonable(detail))))
 
     # -- parking -----------------------------------------------------------------------------------
@@ -175,7 +183,7 @@ class RunStateStore:
         run_id = uuid.uuid4().hex
         with self.db.transaction():
             cur = self.db.connection
-            cur.execute(_INSERT_RUN, self._p(
+            cur.execute(_INSERT_RUN, self._pw(
                 run_id, agent_name=getattr(agent, "name", None), session_id=session_id, state=state.to_string(),
                 pending=dumps(jsonable(calls)),
                 metadata=dumps(jsonable(metadata)) if metadata else None))
@@ -258,7 +266,7 @@ class RunStateStore:
                                 f"first", retryable=False)
         with self.db.transaction():
             cur = self.db.connection
-            if cur.execute(_CLAIM, self._p(run_id)).fetchone() is None:
+            if cur.execute(_CLAIM, self._pw(run_id)).fetchone() is None:
                 raise ConflictError(f"run {run_id} is {run.status}: only a pending or failed run resumes",
                                     retryable=False)
             self._event(cur, run_id, "resumed", actor=actor)
@@ -280,7 +288,7 @@ class RunStateStore:
         except BaseException as exc:
             with self.db.transaction():
                 cur = self.db.connection
-                cur.execute(_FINISH, self._p(run_id, status="failed", final_output=None))
+                cur.execute(_FINISH, self._pw(run_id, status="failed", final_output=None))
                 self._event(cur, run_id, "failed", actor=actor, detail={"error": f"{type(exc).__name__}: {exc}"})
             raise
         with self.db.transaction():
@@ -288,11 +296,11 @@ class RunStateStore:
             if result.interruptions:
                 new_state = result.to_state()
                 calls = _pending_calls(new_state.get_interruptions())
-                cur.execute(_REPARK, self._p(run_id, state=new_state.to_string(),
+                cur.execute(_REPARK, self._pw(run_id, state=new_state.to_string(),
                                              pending=dumps(jsonable(calls))))
                 self._event(cur, run_id, "parked", actor=actor, detail={"pending": [c.call_id for c in calls]})
             else:
-                cur.execute(_FINISH, self._p(run_id, status="completed",
+                cur.execute(_FINISH, self._pw(run_id, status="completed",
                                              final_output=_final_output_json(result.final_output)))
                 self._event(cur, run_id, "completed", actor=actor)
         return result
