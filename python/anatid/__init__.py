@@ -4,6 +4,7 @@ from .db import Anatid, AsOf
 from .errors import (AnatidError, BruteForceCeilingError, ConflictError, DatabaseLocked,
                      EmbeddingDimensionError, NotFoundError, ReadOnlyError, SchemaVersionError, ValidationError)
 from .models import Edge, Entity, Episode, Hit, Memory, Provenance, RecallHits
+from .pool import DatabasePool  # noqa: F401
 from .store import BRUTE_FORCE_CEILING, SCAN_CEILING
 from .timeutil import utcnow
 

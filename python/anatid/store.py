@@ -41,9 +41,11 @@ def translate_duckdb_error(exc: Exception) -> AnatidError | None:
     if isinstance(exc, duckdb.ConstraintException) and ("anatid_entities" in text or "name_key" in text):
         return ConflictError(f"a concurrent transaction created the same entity: {text}", retryable=True)
     if "Could not set lock on file" in text or "Conflicting lock" in text:
+        holder = text[text.find("Conflicting lock"):].split(". See", 1)[0] if "Conflicting lock" in text else ""
         return DatabaseLocked(
-            "another process holds this file for writing (DuckDB allows one writing process per file): "
-            "stop that process, or open this file with read_only=True")
+            "another process holds this file (DuckDB lets one process write a file, or several read it "
+            "when every one opened it read_only=True): close the file in that process, or route this "
+            f"work through it. {holder}".strip())
     return None
 
 
