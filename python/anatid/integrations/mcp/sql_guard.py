@@ -99,11 +99,12 @@ def _statement_type(stmt) -> str:
 
 def _explained(con, text: str) -> str:
     """The statement an EXPLAIN [ANALYZE] wraps, found with DuckDB's tokenizer."""
-    tokens = [pos for pos, kind in duckdb.tokenize(text) if "comment" not in str(kind)]
+    tokens = duckdb.tokenize(text)
     words = []
-    for i, pos in enumerate(tokens):
-        end = tokens[i + 1] if i + 1 < len(tokens) else len(text)
-        words.append((pos, text[pos:end].strip()))
+    for i, (pos, kind) in enumerate(tokens):
+        end = tokens[i + 1][0] if i + 1 < len(tokens) else len(text)
+        if "comment" not in str(kind):
+            words.append((pos, text[pos:end].strip()))
     if not words or words[0][1].lower() != "explain":
         raise SqlRefused("is an EXPLAIN in a form this tool does not accept")
     rest = words[1:]
@@ -112,7 +113,10 @@ def _explained(con, text: str) -> str:
     if not rest:
         raise SqlRefused("EXPLAIN names no statement")
     inner = text[rest[0][0]:]
-    inner_stmts = con.extract_statements(inner)
+    try:
+        inner_stmts = con.extract_statements(inner)
+    except duckdb.Error as exc:
+        raise SqlRefused(f"EXPLAIN may only wrap one SELECT; the rest does not parse: {exc}") from None
     if len(inner_stmts) != 1 or _statement_type(inner_stmts[0]) != "SELECT":
         kinds = ", ".join(_statement_type(s) for s in inner_stmts) or "nothing"
         raise SqlRefused(f"EXPLAIN may only wrap one SELECT, not {kinds}")
@@ -238,10 +242,16 @@ def check(con, text: str) -> tuple[str, str]:
 
 # -- layer 3: a read-only transaction that is always rolled back ---------------------------------
 def run_sql(con, text: str, *, max_rows: int = DEFAULT_MAX_ROWS, timeout_s: float = DEFAULT_TIMEOUT_S) -> SqlResult:
-    """Check `text` and run it read-only on a private cursor of `con`."""
+    """Check `text` (layers 1 and 2) and run it read-only (layer 3)."""
+    statement, kind = check(con, text)
+    return execute_read_only(con, statement, kind, max_rows=max_rows, timeout_s=timeout_s)
+
+
+def execute_read_only(con, statement: str, kind: str = "SELECT", *, max_rows: int = DEFAULT_MAX_ROWS,
+                      timeout_s: float = DEFAULT_TIMEOUT_S) -> SqlResult:
+    """Layer 3 alone: a private cursor, BEGIN TRANSACTION READ ONLY, always rolled back."""
     cur = con.cursor()
     try:
-        statement, kind = check(cur, text)
         cur.execute("BEGIN TRANSACTION READ ONLY")
         timer = threading.Timer(timeout_s, cur.interrupt)
         timer.daemon = True
@@ -256,12 +266,10 @@ def run_sql(con, text: str, *, max_rows: int = DEFAULT_MAX_ROWS, timeout_s: floa
             raise SqlRefused(f"failed in DuckDB: {exc}") from None
         finally:
             timer.cancel()
-        truncated = len(rows) > max_rows
-        rows = rows[:max_rows]
-        return SqlResult(columns, [list(r) for r in rows], truncated, kind)
+        return SqlResult(columns, [list(r) for r in rows[:max_rows]], len(rows) > max_rows, kind)
     finally:
         try:
             cur.execute("ROLLBACK")
         except duckdb.Error:
-            pass  # no transaction open: refused before BEGIN
+            pass  # the transaction is already gone
         cur.close()

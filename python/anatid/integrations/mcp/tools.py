@@ -11,13 +11,14 @@ import math
 from datetime import timedelta
 from typing import Annotated, Any, Callable
 
-from pydantic import Field
+from pydantic import Field, StrictInt, StrictStr
 
 from ...errors import AnatidError, ValidationError
 from . import history, sql_guard
 from .wire import to_wire
 
-Id = Annotated[str | int, Field(description="An anatid id as a decimal string (preferred) or integer.")]
+# Strict: JSON true must not become id 1.
+Id = Annotated[StrictStr | StrictInt, Field(description="An anatid id as a decimal string (preferred) or integer.")]
 AsOf = Annotated[str | None, Field(description="Optional ISO-8601 instant with a timezone, e.g. "
                                                "2026-03-01T12:00:00Z: answer as the memory saw the world then.")]
 Names = Annotated[list[str] | None, Field(description="Entity names, e.g. [\"Ada\", \"coffee\"].")]
