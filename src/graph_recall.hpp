@@ -1,0 +1,70 @@
+// Graph recall over a base generation plus its journal: the merge, the k-hop BFS and
+// the top-k, with exactly the oracle's contract (python/anatid/verbs/graph_sql.py):
+//
+//   from the seed entities, walk open relates edges in both directions, breadth first,
+//   up to `hops`; every visible memory ABOUT a reached entity is a hit at the smallest
+//   distance of its entities; order hop ascending, then memory_id descending; limit.
+//
+// The journal holds every write since the base was built (rows of the table
+// anatid_graph_journal, see python/anatid/sql/derived_graph.sql). It is merged on every
+// call, before the time filter, so a write is visible to the next read.
+#pragma once
+
+#include "graph_generation.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace anatid {
+namespace graph {
+
+constexpr int64_t kOpenLow = std::numeric_limits<int64_t>::min();  // NULL valid_from
+constexpr int64_t kOpenHigh = std::numeric_limits<int64_t>::max(); // NULL valid_to
+constexpr int kMaxHops = 4;
+
+enum JournalOp : int8_t {
+	kOpBase = 0,         // a = generation id of the base these rows apply to
+	kOpEdgeInterval = 1, // pair {a, b} is connected during [valid_from, valid_to)
+	kOpEdgeClosed = 2,   // pair {a, b} has no believed relates edge
+	kOpAbout = 3,        // memory a is ABOUT entity b (key b_key), kind, visible in [from, to)
+	kOpMemoryClosed = 4, // memory a is no longer visible (soft forget, supersede)
+	kOpMemoryErased = 5, // memory a was hard-forgotten
+};
+
+struct JournalRow {
+	int64_t seq = 0;
+	int8_t op = 0;
+	int64_t a = 0;
+	int64_t b = 0;
+	std::string a_key; // entity name keys of edge endpoints / the ABOUT target (b_key)
+	std::string b_key;
+	std::string kind;
+	int64_t valid_from_us = kOpenLow;
+	int64_t valid_to_us = kOpenHigh;
+};
+
+// One row of every edge-restatement (all rows of a pair with the same seq) replaces
+// the pair's earlier state. Rows may arrive in any order; they are sorted by seq.
+struct RecallRequest {
+	std::vector<std::string> seed_keys;
+	int hops = 2;
+	int64_t limit = 50;
+	bool filter_kinds = false;
+	std::vector<std::string> kinds;
+	int64_t valid_at_us = 0;
+};
+
+struct RecallHit {
+	int64_t memory_id;
+	int32_t hop;
+};
+
+// `base` may be null only when the journal holds no base marker (an empty graph).
+// Throws std::invalid_argument for bad requests (hops out of 0..kMaxHops, limit < 1,
+// a valid_at before the base was built: the base cannot answer that view).
+std::vector<RecallHit> Recall(const Generation *base, std::vector<JournalRow> journal, const RecallRequest &request);
+
+} // namespace graph
+} // namespace anatid

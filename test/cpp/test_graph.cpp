@@ -1,0 +1,374 @@
+// The graph core against hand-checked cases and a brute-force model on random graphs:
+// base + journal must answer exactly what a plain BFS over the final state answers.
+#include "check.hpp"
+#include "graph_cache.hpp"
+#include "graph_generation.hpp"
+#include "graph_recall.hpp"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace anatid::graph;
+
+namespace {
+
+std::string Ids(const std::vector<RecallHit> &hits) {
+	std::string out;
+	for (const auto &h : hits) {
+		out += (out.empty() ? "" : ",") + std::to_string(h.memory_id) + "@" + std::to_string(h.hop);
+	}
+	return out;
+}
+
+// a - b - c - d, plus e isolated; memories 100.. about them.
+BuildInput Chain() {
+	BuildInput in;
+	in.entity_ids = {1, 2, 3, 4, 5};
+	in.entity_keys = {"a", "b", "c", "d", "e"};
+	in.edge_a = {1, 3, 2};
+	in.edge_b = {2, 2, 4};
+	in.about_memory = {100, 101, 102, 103, 104, 104};
+	in.about_entity = {1, 2, 3, 4, 5, 4};
+	in.about_kind = {"fact", "fact", "note", "fact", "fact", "fact"};
+	return in;
+}
+
+RecallRequest Ask(std::vector<std::string> seeds, int hops, int64_t limit = 50) {
+	RecallRequest r;
+	r.seed_keys = std::move(seeds);
+	r.hops = hops;
+	r.limit = limit;
+	r.valid_at_us = 1000;
+	return r;
+}
+
+} // namespace
+
+TEST_CASE("chain: hops, order and dedup") {
+	auto g = Generation::Build({7, 0, 10}, Chain());
+	CHECK_EQ(Ids(Recall(g.get(), {}, Ask({"a"}, 0))), std::string("100@0"));
+	CHECK_EQ(Ids(Recall(g.get(), {}, Ask({"a"}, 1))), std::string("100@0,101@1"));
+	// c and d are both at hop 2 from a; 104 is about d and e, so it appears once
+	CHECK_EQ(Ids(Recall(g.get(), {}, Ask({"a"}, 2))), std::string("100@0,101@1,104@2,103@2,102@2"));
+	CHECK_EQ(Ids(Recall(g.get(), {}, Ask({"a"}, 2, 3))), std::string("100@0,101@1,104@2"));
+	CHECK_EQ(Ids(Recall(g.get(), {}, Ask({"e", "a"}, 1))), std::string("104@0,100@0,101@1"));
+	CHECK_EQ(Ids(Recall(g.get(), {}, Ask({"nobody"}, 2))), std::string(""));
+	RecallRequest kinds = Ask({"a"}, 2);
+	kinds.filter_kinds = true;
+	kinds.kinds = {"note"};
+	CHECK_EQ(Ids(Recall(g.get(), {}, kinds)), std::string("102@2"));
+}
+
+TEST_CASE("journal: new edges, closed pairs, new memories, tombstones") {
+	auto g = Generation::Build({7, 0, 10}, Chain());
+	std::vector<JournalRow> j;
+	JournalRow close;
+	close.seq = 5;
+	close.op = kOpEdgeClosed;
+	close.a = 2;
+	close.b = 1; // either order closes pair {1, 2}
+	j.push_back(close);
+	JournalRow edge;
+	edge.seq = 6;
+	edge.op = kOpEdgeInterval;
+	edge.a = 1;
+	edge.b = 9; // a new entity
+	edge.a_key = "a";
+	edge.b_key = "z";
+	j.push_back(edge);
+	JournalRow about;
+	about.seq = 7;
+	about.op = kOpAbout;
+	about.a = 200;
+	about.b = 9;
+	about.b_key = "z";
+	about.kind = "fact";
+	j.push_back(about);
+	JournalRow future = about;
+	future.seq = 8;
+	future.a = 201;
+	future.valid_from_us = 5000; // not yet valid at 1000
+	j.push_back(future);
+	JournalRow gone;
+	gone.seq = 9;
+	gone.op = kOpMemoryClosed;
+	gone.a = 100;
+	j.push_back(gone);
+	CHECK_EQ(Ids(Recall(g.get(), j, Ask({"a"}, 2))), std::string("200@1"));
+	CHECK_EQ(Ids(Recall(g.get(), j, Ask({"z"}, 1))), std::string("200@0"));
+	// a later restatement reopens {1, 2}
+	JournalRow reopen = edge;
+	reopen.seq = 10;
+	reopen.a = 2;
+	reopen.b = 1;
+	j.push_back(reopen);
+	CHECK_EQ(Ids(Recall(g.get(), j, Ask({"a"}, 1))), std::string("200@1,101@1"));
+}
+
+TEST_CASE("serialize and parse round trip; corrupt BLOBs are refused") {
+	auto g = Generation::Build({7, 3, 10}, Chain());
+	const std::string blob = g->Serialize();
+	auto p = Generation::Parse(blob.data(), blob.size());
+	CHECK_EQ(p->header.generation_id, int64_t(7));
+	CHECK_EQ(p->header.tenant_id, int64_t(3));
+	CHECK_EQ(Ids(Recall(p.get(), {}, Ask({"a"}, 2))), Ids(Recall(g.get(), {}, Ask({"a"}, 2))));
+	CHECK_EQ(p->Serialize(), blob);
+	CHECK_THROWS(Generation::Parse(blob.data(), blob.size() - 1));
+	CHECK_THROWS(Generation::Parse("nonsense", 8));
+	std::string bad = blob;
+	bad[bad.size() - 1] = char(0x7f); // an ABOUT entry pointing past the memories
+	CHECK_THROWS(Generation::Parse(bad.data(), bad.size()));
+}
+
+TEST_CASE("bad requests are refused") {
+	auto g = Generation::Build({7, 0, 10}, Chain());
+	CHECK_THROWS(Recall(g.get(), {}, Ask({"a"}, 5)));
+	CHECK_THROWS(Recall(g.get(), {}, Ask({"a"}, 2, 0)));
+	RecallRequest past = Ask({"a"}, 2);
+	past.valid_at_us = 9; // before built_at
+	CHECK_THROWS(Recall(g.get(), {}, past));
+	BuildInput dangling = Chain();
+	dangling.edge_b[0] = 99;
+	CHECK_THROWS(Generation::Build({7, 0, 10}, dangling));
+}
+
+TEST_CASE("cache: LRU eviction within the byte budget") {
+	auto &cache = GenerationCache::Instance();
+	cache.Clear();
+	auto g = Generation::Build({1, 0, 10}, Chain());
+	const size_t one = g->ByteSize();
+	cache.SetBudget(one * 2 + one / 2);
+	cache.Put(1, g);
+	cache.Put(2, Generation::Build({2, 0, 10}, Chain()));
+	CHECK(cache.Get(1) != nullptr); // 1 is now most recent
+	cache.Put(3, Generation::Build({3, 0, 10}, Chain()));
+	CHECK(cache.Contains(1));
+	CHECK(!cache.Contains(2));
+	CHECK(cache.Contains(3));
+	auto s = cache.Stats();
+	CHECK_EQ(s.entries, size_t(2));
+	CHECK_EQ(s.evictions, uint64_t(1));
+	CHECK(s.resident_bytes <= s.budget_bytes);
+	cache.SetBudget(GenerationCache::kDefaultBudget);
+	cache.Clear();
+}
+
+// ---- random differential: base + journal vs brute force on the final state ----------
+
+namespace {
+
+struct Model {
+	std::map<int64_t, std::string> entities;
+	std::set<std::pair<int64_t, int64_t>> open; // pairs, min first
+	struct Mem {
+		std::vector<int64_t> about;
+		std::string kind;
+		int64_t from, to;
+		bool gone;
+	};
+	std::map<int64_t, Mem> memories;
+
+	std::vector<RecallHit> Answer(const RecallRequest &r) const {
+		std::map<int64_t, int> dist;
+		std::vector<int64_t> frontier;
+		for (const auto &key : r.seed_keys) {
+			for (const auto &e : entities) {
+				if (e.second == key && !dist.count(e.first)) {
+					dist[e.first] = 0;
+					frontier.push_back(e.first);
+				}
+			}
+		}
+		for (int h = 0; h < r.hops; h++) {
+			std::vector<int64_t> next;
+			for (int64_t v : frontier) {
+				for (const auto &p : open) {
+					int64_t u = p.first == v ? p.second : p.second == v ? p.first : -1;
+					if (u >= 0 && !dist.count(u)) {
+						dist[u] = h + 1;
+						next.push_back(u);
+					}
+				}
+			}
+			frontier = next;
+		}
+		std::vector<RecallHit> hits;
+		for (const auto &m : memories) {
+			if (m.second.gone || !(m.second.from <= r.valid_at_us && r.valid_at_us < m.second.to)) {
+				continue;
+			}
+			if (r.filter_kinds && std::find(r.kinds.begin(), r.kinds.end(), m.second.kind) == r.kinds.end()) {
+				continue;
+			}
+			int best = 99;
+			for (int64_t e : m.second.about) {
+				if (dist.count(e)) {
+					best = std::min(best, dist[e]);
+				}
+			}
+			if (best != 99) {
+				hits.push_back({m.first, best});
+			}
+		}
+		std::sort(hits.begin(), hits.end(), [](const RecallHit &x, const RecallHit &y) {
+			return x.hop != y.hop ? x.hop < y.hop : x.memory_id > y.memory_id;
+		});
+		if (int64_t(hits.size()) > r.limit) {
+			hits.resize(size_t(r.limit));
+		}
+		return hits;
+	}
+};
+
+} // namespace
+
+TEST_CASE("random graphs: base + journal equals brute force") {
+	std::mt19937_64 rng(42);
+	const std::vector<std::string> kinds = {"fact", "note", "plan"};
+	for (int round = 0; round < 300; round++) {
+		Model m;
+		const int n = 3 + int(rng() % 25);
+		int64_t next_id = 1000;
+		for (int i = 0; i < n; i++) {
+			m.entities[next_id] = "e" + std::to_string(next_id);
+			next_id++;
+		}
+		auto random_entity = [&]() {
+			auto it = m.entities.begin();
+			std::advance(it, rng() % m.entities.size());
+			return it->first;
+		};
+		auto add_memory = [&](int64_t from, int64_t to) {
+			Model::Mem mem;
+			const int links = 1 + int(rng() % 3);
+			for (int k = 0; k < links; k++) {
+				mem.about.push_back(random_entity());
+			}
+			mem.kind = kinds[rng() % kinds.size()];
+			mem.from = from;
+			mem.to = to;
+			mem.gone = false;
+			m.memories[next_id++] = mem;
+			return next_id - 1;
+		};
+		for (int i = 0; i < n * 2; i++) {
+			auto a = random_entity(), b = random_entity();
+			if (a != b) {
+				m.open.insert({std::min(a, b), std::max(a, b)});
+			}
+		}
+		for (int i = 0; i < n * 3; i++) {
+			add_memory(0, kOpenHigh);
+		}
+		// the base: everything so far
+		BuildInput in;
+		for (const auto &e : m.entities) {
+			in.entity_ids.push_back(e.first);
+			in.entity_keys.push_back(e.second);
+		}
+		for (const auto &p : m.open) {
+			in.edge_a.push_back(rng() % 2 ? p.first : p.second);
+			in.edge_b.push_back(in.edge_a.back() == p.first ? p.second : p.first);
+		}
+		for (const auto &mem : m.memories) {
+			for (int64_t e : mem.second.about) {
+				in.about_memory.push_back(mem.first);
+				in.about_entity.push_back(e);
+				in.about_kind.push_back(mem.second.kind);
+			}
+		}
+		auto base = Generation::Build({1, 0, 100}, in);
+		const std::string blob = base->Serialize();
+		auto parsed = Generation::Parse(blob.data(), blob.size());
+		// random writes after the build, journalled
+		std::vector<JournalRow> journal;
+		int64_t seq = 1;
+		const int writes = int(rng() % 30);
+		for (int w = 0; w < writes; w++) {
+			const int what = int(rng() % 6);
+			if (what == 0 || what == 1) { // new entity sometimes, relate / unrelate
+				int64_t a = random_entity();
+				int64_t b = rng() % 3 == 0 ? next_id++ : random_entity();
+				if (!m.entities.count(b)) {
+					m.entities[b] = "e" + std::to_string(b);
+				}
+				if (a == b) {
+					continue;
+				}
+				auto key = std::make_pair(std::min(a, b), std::max(a, b));
+				JournalRow row;
+				row.seq = seq++;
+				row.a = a;
+				row.b = b;
+				row.a_key = m.entities[a];
+				row.b_key = m.entities[b];
+				if (what == 0) {
+					m.open.insert(key);
+					row.op = kOpEdgeInterval;
+				} else {
+					m.open.erase(key);
+					row.op = kOpEdgeClosed;
+				}
+				journal.push_back(row);
+			} else if (what == 2 || what == 3) { // remember, sometimes with a future or past bound
+				int64_t from = 0, to = kOpenHigh;
+				if (rng() % 4 == 0) {
+					from = 2000;
+				}
+				if (rng() % 4 == 0) {
+					to = rng() % 2 ? 500 : 5000;
+				}
+				const int64_t id = add_memory(from, to);
+				const int64_t s = seq++;
+				for (int64_t e : m.memories[id].about) {
+					JournalRow row;
+					row.seq = s;
+					row.op = kOpAbout;
+					row.a = id;
+					row.b = e;
+					row.b_key = m.entities[e];
+					row.kind = m.memories[id].kind;
+					row.valid_from_us = from;
+					row.valid_to_us = to;
+					journal.push_back(row);
+				}
+			} else { // forget soft or hard
+				auto it = m.memories.begin();
+				std::advance(it, rng() % m.memories.size());
+				it->second.gone = true;
+				JournalRow row;
+				row.seq = seq++;
+				row.op = what == 4 ? kOpMemoryClosed : kOpMemoryErased;
+				row.a = it->first;
+				journal.push_back(row);
+			}
+		}
+		std::shuffle(journal.begin(), journal.end(), rng); // aggregates see rows in any order
+		for (int q = 0; q < 8; q++) {
+			RecallRequest r;
+			r.seed_keys = {m.entities[random_entity()]};
+			if (rng() % 3 == 0) {
+				r.seed_keys.push_back(m.entities[random_entity()]);
+			}
+			r.hops = int(rng() % 5);
+			r.limit = 1 + int64_t(rng() % 20);
+			r.valid_at_us = 1000 + int64_t(rng() % 2) * 3000;
+			if (rng() % 4 == 0) {
+				r.filter_kinds = true;
+				r.kinds = {kinds[rng() % kinds.size()]};
+			}
+			const std::string want = Ids(m.Answer(r));
+			const std::string got = Ids(Recall(parsed.get(), journal, r));
+			if (got != want) {
+				CHECK_EQ(got, want);
+				return;
+			}
+		}
+	}
+}
+
+ANATID_TEST_MAIN()
