@@ -113,6 +113,11 @@ class Anatid:
         from .stats import stats
         return stats(self._store)
 
+    def doctor(self):
+        """Read-only integrity and upkeep checks of the whole file: a DoctorReport (docs/doctor.md)."""
+        from .doctor import doctor
+        return doctor(self._store, getattr(self, "index_health", None))
+
     # -- transactions ------------------------------------------------------------------------------
     @contextmanager
     def transaction(self):
