@@ -169,7 +169,9 @@ def test_anatid_errors_come_back_as_tool_output_not_crashes(db):
                        call_id="e1"),
          function_call("anatid_forget", {"memory_id": "not-an-id", "hard": False, "reason": None}, call_id="e2"),
          function_call("anatid_remember", remember_args("   "), call_id="e3"),
-         function_call("anatid_recall", '{"query": "x", "bogus": 1}', call_id="e4")],
+         function_call("anatid_recall", '{"query": "x", "bogus": 1}', call_id="e4"),
+         function_call("anatid_supersede", {"memory_id": "-3", "content": "x", "entities": None}, call_id="e5"),
+         function_call("anatid_context", {"entity": " ", "hops": None, "limit": None}, call_id="e6")],
         [assistant_message("I will fix my calls.")],
     ], policy=never_ask())
     result = run(Runner.run(agent, "go"))
@@ -179,6 +181,9 @@ def test_anatid_errors_come_back_as_tool_output_not_crashes(db):
     assert outs["e2"]["error"]["type"] == "ValidationError" and outs["e2"]["error"]["argument"] == "memory_id"
     assert outs["e3"]["error"]["argument"] == "content"
     assert outs["e4"]["error"]["type"] == "AnatidArgumentsError" and "bogus" in outs["e4"]["error"]["message"]
+    # the verbs' own argument names (old_id, seed) reach the model as the tool's names
+    assert outs["e5"]["error"]["argument"] == "memory_id" and outs["e5"]["error"]["message"].startswith("memory_id:")
+    assert outs["e6"]["error"]["argument"] == "entity"
     assert count_memories(db) == 0
 
 

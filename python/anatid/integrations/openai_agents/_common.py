@@ -79,12 +79,17 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=False)
 
 
-def error_payload(exc: AnatidError) -> dict:
-    """A structured tool error the model can read and act on."""
+def error_payload(exc: AnatidError, aliases: dict[str, str] | None = None) -> dict:
+    """A structured tool error the model can read and act on. `aliases` renames a verb's
+    argument to the tool's name for it, so the model reads the name it sent."""
     err: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
-    for attr in ("argument", "accepted"):
-        if getattr(exc, attr, None) is not None:
-            err[attr] = getattr(exc, attr)
+    argument = getattr(exc, "argument", None)
+    if argument is not None:
+        err["argument"] = (aliases or {}).get(argument, argument)
+        if err["argument"] != argument:
+            err["message"] = f'{err["argument"]}: {getattr(exc, "problem", exc)}'
+    if getattr(exc, "accepted", None) is not None:
+        err["accepted"] = exc.accepted
     if hasattr(exc, "retryable"):
         err["retryable"] = exc.retryable
     return {"ok": False, "error": err}

@@ -24,6 +24,10 @@ _STR = {"type": "string"}
 _OPT_STR = {"type": ["string", "null"]}
 _OPT_INT = {"type": ["integer", "null"]}
 _OPT_NAMES = {"type": ["array", "null"], "items": {"type": "string"}}
+# A verb's argument name -> the tool's, for error messages.
+ARGUMENT_ALIASES = {"anatid_supersede": {"old_id": "memory_id"}, "anatid_context": {"seed": "entity"},
+                    "anatid_recall": {"seed": "seed_entity"}}
+
 _ID = {"type": "string", "description": "a memory id, as the decimal string a tool returned"}
 
 
@@ -189,7 +193,7 @@ def create_memory_tools(db, session=None, approval_policy: ApprovalPolicy | None
             try:
                 return dumps(runners[name](_Args(name, raw_arguments), call_id))
             except AnatidError as exc:
-                return dumps(error_payload(exc))
+                return dumps(error_payload(exc, ARGUMENT_ALIASES.get(name)))
         return on_invoke_tool
 
     def gate(name: str):
