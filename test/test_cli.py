@@ -1,0 +1,182 @@
+"""The `anatid` command line, driven as `python -m anatid ...` in subprocesses:
+output, --json, exit codes, and the read-only guarantees of `sql` and `doctor`."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from anatid import Anatid
+from anatid.cli import EXIT_OK, EXIT_OPEN, EXIT_PROBLEM, EXIT_USAGE, build_parser
+from anatid.cli._render import Progress, jsonable, table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def anatid(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    return subprocess.run([sys.executable, "-m", "anatid", *map(str, args)], input=stdin, capture_output=True,
+                          text=True, env=env, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def memory_file(tmp_path_factory):
+    """Written at wall-clock time, so the commands' current view sees it."""
+    path = tmp_path_factory.mktemp("cli") / "m.anatid"
+    with Anatid.open(str(path), embedding_dim=4) as db:
+        tea = db.remember("alice drinks green tea every morning", entities=["Alice"], embedding=[1, 0, 0, 0])
+        coffee = db.remember("bob prefers coffee", entities=["Bob"])
+        db.relate("Alice", "Bob")
+    return path, {"tea": tea.memory_id, "coffee": coffee.memory_id}
+
+
+@pytest.fixture
+def copy(memory_file, tmp_path):
+    path, ids = memory_file
+    target = tmp_path / "copy.anatid"
+    shutil.copy(path, target)
+    return target, ids
+
+
+def test_doctor_clean_and_broken(copy):
+    path, ids = copy
+    r = anatid("doctor", path)
+    assert r.returncode == EXIT_OK, r.stderr
+    assert r.stdout.splitlines()[-1].startswith("ok:")
+    with Anatid.open(str(path)) as db:
+        db.connection.execute("UPDATE anatid_memories SET confidence = 2.0 WHERE memory_id = $id", {"id": ids["tea"]})
+    r = anatid("doctor", path, "--json")
+    assert r.returncode == EXIT_PROBLEM
+    report = json.loads(r.stdout)
+    assert report["ok"] is False
+    found = {f["check"]: f for f in report["findings"]}
+    assert found["confidence_out_of_range"]["sample_ids"] == [str(ids["tea"])]
+    human = anatid("doctor", path)
+    assert human.returncode == EXIT_PROBLEM and "confidence_out_of_range" in human.stdout
+    assert human.stdout.splitlines()[-1].startswith("NOT OK")
+
+
+def test_missing_file_exits_3(tmp_path):
+    for command in (["doctor"], ["recall"]):
+        args = command + [tmp_path / "absent.anatid"] + (["q"] if command[0] in ("sql", "recall") else [])
+        r = anatid(*args)
+        assert r.returncode == EXIT_OPEN, (command, r.stderr)
+        assert "no such file" in r.stderr
+    assert not (tmp_path / "absent.anatid").exists()
+
+
+def test_sql_select_table_and_json(copy):
+    path, ids = copy
+    before = path.read_bytes()
+    r = anatid("sql", path, "SELECT memory_id, content FROM anatid_memories ORDER BY memory_id")
+    assert r.returncode == EXIT_OK, r.stderr
+    assert "alice drinks green tea" in r.stdout and r.stdout.rstrip().endswith("(2 rows)")
+    r = anatid("sql", path, "--json", stdin="SELECT memory_id, 1.5 AS x FROM anatid_memories ORDER BY memory_id")
+    assert json.loads(r.stdout) == [{"memory_id": str(ids["tea"]), "x": 1.5},
+                                    {"memory_id": str(ids["coffee"]), "x": 1.5}]
+    assert path.read_bytes() == before          # opened read_only: the file is untouched
+
+
+def test_sql_refuses_what_is_not_a_select(memory_file):
+    path, _ = memory_file
+    r = anatid("sql", path, "DELETE FROM anatid_memories")
+    assert r.returncode == EXIT_USAGE and "refused a DELETE statement" in r.stderr
+
+
+@pytest.mark.parametrize("query,expect", [
+    ("SELECT 1", None), ("EXPLAIN SELECT 1", None), ("WITH a AS (SELECT 1) SELECT * FROM a", None),
+    ("FROM range(3)", None), ("SHOW TABLES", None),
+    ("DELETE FROM t", "refused a DELETE statement"), ("DROP TABLE t", "refused a DROP statement"),
+    ("PRAGMA database_list", "refused a PRAGMA statement"), ("CALL pragma_version()", "refused a CALL"),
+    ("COPY t TO 'x.csv'", "refused a COPY"), ("ATTACH 'x.db'", "refused a ATTACH"),
+    ("SELECT 1; SELECT 2", "exactly one statement"), ("", "exactly one statement, got 0"),
+    ("SELEC 1", "cannot parse"),
+])
+def test_sql_classifier(query, expect):
+    import duckdb
+    from anatid.cli.cmd_sql import classify
+    refused = classify(duckdb.connect(), query)
+    assert refused is None if expect is None else expect in refused
+
+
+def test_sql_writes_are_stopped_by_duckdb_too(copy):
+    """A writable CTE classifies as SELECT; the read-only file and transaction stop it."""
+    path, _ = copy
+    r = anatid("sql", path, "WITH d AS (DELETE FROM anatid_memories RETURNING *) SELECT count(*) FROM d")
+    assert r.returncode == EXIT_PROBLEM and "read-only" in r.stderr
+    r = anatid("sql", path, "SELECT count(*) AS n FROM anatid_memories", "--json")
+    assert json.loads(r.stdout) == [{"n": 2}]
+    r = anatid("sql", path, "SELECT * FROM no_such_table")
+    assert r.returncode == EXIT_PROBLEM and "no_such_table" in r.stderr
+
+
+def test_recall_json_and_table(memory_file):
+    path, ids = memory_file
+    r = anatid("recall", path, "green tea", "--json", "--k", "5")
+    assert r.returncode == EXIT_OK, r.stderr
+    out = json.loads(r.stdout)
+    assert out["hits"][0]["memory_id"] == str(ids["tea"])
+    assert out["hits"][0]["sources"][0] == "text" and isinstance(out["hits"][0]["score"], float)
+    r = anatid("recall", path, "coffee", "--seed", "Alice", "--k", "1")
+    assert r.returncode == EXIT_OK
+    assert str(ids["coffee"]) in r.stdout and "engine:" in r.stdout
+    r = anatid("recall", path, "tea", "--as-of", "2000-01-01T00:00:00+00:00", "--json")
+    assert json.loads(r.stdout)["hits"] == []
+    r = anatid("recall", path, "tea", "--as-of", "2000-01-01")
+    assert r.returncode == EXIT_USAGE and "as_of" in r.stderr
+
+
+def test_maintain(copy):
+    path, _ = copy
+    r = anatid("maintain", path)
+    if hasattr(Anatid, "maintain_indexes"):
+        assert r.returncode == EXIT_OK, r.stderr
+        assert r.stderr == ""        # no progress bar when stderr is not a terminal
+    else:
+        assert r.returncode == EXIT_USAGE and "not available in this build" in r.stderr
+
+
+def test_progress_bar_only_on_a_terminal():
+    quiet = io.StringIO()
+    with Progress(stream=quiet) as p:
+        p(1, 4, "graph")
+    assert quiet.getvalue() == ""
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    loud = Tty()
+    with Progress(stream=loud, min_interval=0) as p:
+        p(1, 4, "graph")
+        p(4, 4, "vector")
+    assert "[#######---------------------] 1/4 graph" in loud.getvalue()
+    assert "4/4 vector" in loud.getvalue() and loud.getvalue().endswith("\n")
+
+
+def test_render_helpers():
+    assert jsonable({"id": 2 ** 60, "n": 3, "xs": (1, 2 ** 53)}) == {"id": str(2 ** 60), "n": 3,
+                                                                       "xs": [1, str(2 ** 53)]}
+    assert table(["a", "n"], [["x", 1], ["yy", 10]]).splitlines() == ["a    n", "--  --", "x    1", "yy  10"]
+
+
+def test_every_command_is_documented():
+    doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    ours = {"doctor", "stats", "maintain", "recall", "sql"}
+    assert ours <= set(sub.choices)
+    missing = [name for name in ours if not re.search(rf"^## `anatid {name}\b", doc, re.M)]
+    assert missing == []
+    for name in ours:                      # every option of ours appears in the docs
+        for action in sub.choices[name]._actions:
+            for flag in action.option_strings:
+                if flag.startswith("--") and flag != "--help":
+                    assert flag in doc, (name, flag)
