@@ -204,15 +204,31 @@ def test_findings_hold_ids_never_content(copy):
 
 
 def test_orphans_in_derived_index_tables(copy, monkeypatch):
-    """Any table of sql/derived_*.sql with a memory_id column is checked for erased memories."""
+    """Tables of sql/derived_*.sql are checked by their columns: memory_id rows of erased
+    memories, parts of a vanished generation, generations older than a hard forget."""
     path, ids = copy
-    monkeypatch.setattr(doctor_module, "derived_index_tables", lambda: ("anatid_fake_journal",))
+    fake = ("anatid_fake_gen", "anatid_fake_gen_parts", "anatid_fake_journal", "anatid_fake_terms")
+    monkeypatch.setattr(doctor_module, "derived_index_tables", lambda: fake)
+    monkeypatch.setattr(doctor_module, "TEXT_GENERATIONS", ("anatid_fake_gen",))
     with Anatid.open(str(path)) as db:
-        db.connection.execute("CREATE TABLE anatid_fake_journal (tenant_id BIGINT, memory_id BIGINT, op VARCHAR)")
-        db.connection.execute("INSERT INTO anatid_fake_journal VALUES (1, $C, 'add'), (1, $E, 'add')",
-                              {"C": ids["C"], "E": ids["E"]})
+        con = db.connection
+        con.execute("CREATE TABLE anatid_fake_journal (tenant_id BIGINT, memory_id BIGINT)")
+        con.execute("CREATE TABLE anatid_fake_terms (tenant_id BIGINT, memory_id BIGINT, term VARCHAR)")
+        con.execute("CREATE TABLE anatid_fake_gen (tenant_id BIGINT, gen_id BIGINT, built_at TIMESTAMP)")
+        con.execute("CREATE TABLE anatid_fake_gen_parts (gen_id BIGINT, part INTEGER, payload BLOB)")
+        con.execute("INSERT INTO anatid_fake_journal VALUES (1, $C), (1, $E)", {"C": ids["C"], "E": ids["E"]})
+        con.execute("INSERT INTO anatid_fake_terms VALUES (1, $E, 'secret')", {"E": ids["E"]})
+        erased_at, = con.execute("SELECT happened_at FROM anatid_audit WHERE verb = 'forget_hard'").fetchone()
+        con.execute("INSERT INTO anatid_fake_gen VALUES (1, 10, $t - INTERVAL 1 SECOND), (1, 11, $t), "
+                    "(2, 12, $t - INTERVAL 1 SECOND)", {"t": erased_at})
+        con.execute("INSERT INTO anatid_fake_gen_parts VALUES (11, 0, 'x'::BLOB), (13, 0, 'y'::BLOB)")
         report = db.doctor()
-    assert problems(report) == {"orphaned_rows:anatid_fake_journal": ("error", 1, (str(ids["E"]),))}
+    assert problems(report) == {
+        "orphaned_rows:anatid_fake_journal": ("warning", 1, (str(ids["E"]),)),   # ids only
+        "orphaned_rows:anatid_fake_terms": ("error", 1, (str(ids["E"]),)),       # may hold text
+        "orphaned_parts:anatid_fake_gen_parts": ("error", 1, ("13",)),
+        "generation_before_erase:anatid_fake_gen": ("error", 1, ("10",)),        # tenant 2 erased nothing
+    }
 
 
 def test_native_extension_findings(copy, monkeypatch, tmp_path):
@@ -248,7 +264,8 @@ def test_index_health_reasons_become_findings(copy):
 def test_every_check_is_documented():
     from pathlib import Path
     doc = (Path(__file__).resolve().parents[1] / "docs" / "doctor.md").read_text(encoding="utf-8")
-    names = [c.name for c in doctor_module.CHECKS] + ["native_extension", "orphaned_rows:"]
+    names = [c.name for c in doctor_module.CHECKS] + ["native_extension", "orphaned_rows:", "orphaned_parts:",
+                                                       "generation_before_erase:"]
     names += [f"index_{r}" for r in doctor_module.INDEX_REASON_SEVERITY]
     missing = [n for n in names if f"`{n}" not in doc]
     assert missing == []

@@ -192,10 +192,22 @@ CHECKS: tuple[Check, ...] = (
           "text documents of memories no longer believed"),
 )
 
-# One check per derived-index table that has a memory_id column (tables of
-# sql/derived_*.sql other than postings and text_docs, which have their own).
+# Checks generated for each table of sql/derived_*.sql (other than postings and
+# text_docs, which have their own), from its columns:
+# - a memory_id column: rows of memories that no longer exist. An error when the
+#   table can hold text (VARCHAR or BLOB columns), a warning when it holds only ids.
+# - X_parts with gen_id beside a table X with gen_id: parts of a generation that is gone.
+# - a generation table of TEXT_GENERATIONS: generations built before a hard forget of
+#   their tenant. Erasing drops such a tenant's generations, so a survivor may hold
+#   erased text. (The graph generation holds ids only; erasing journals instead.)
 _DERIVED_ORPHANS = """SELECT DISTINCT x.memory_id AS id FROM {table} x WHERE NOT EXISTS (
     SELECT 1 FROM anatid_memories m WHERE m.memory_id = x.memory_id{tenant_match})"""
+_ORPHANED_PARTS = """SELECT DISTINCT p.gen_id AS id FROM {table} p WHERE NOT EXISTS (
+    SELECT 1 FROM {parent} g WHERE g.gen_id = p.gen_id)"""
+_GEN_BEFORE_ERASE = """SELECT g.gen_id AS id FROM {table} g WHERE g.built_at < (
+    SELECT max(a.happened_at) FROM anatid_audit a WHERE a.tenant_id = g.tenant_id AND a.verb = 'forget_hard')"""
+_TEXT_TYPES = ("VARCHAR", "BLOB")
+TEXT_GENERATIONS = ("anatid_text_gen", "anatid_vector_gen")
 
 _COUNT_AND_SAMPLE = """SELECT count(*), coalesce(list(CAST(id AS VARCHAR) ORDER BY id)[1:{n}], [])
 FROM (SELECT DISTINCT id FROM ({sql}))"""
@@ -242,16 +254,25 @@ def _params() -> dict:
             "exp_types": [ty for _, _, ty in exp], "schema_version": str(schema.SCHEMA_VERSION)}
 
 
-def _derived_checks(columns: dict[str, set[str]]) -> list[Check]:
+def _derived_checks(columns: dict[str, dict[str, str]]) -> list[Check]:
     out = []
     for table in derived_index_tables():
-        cols = columns.get(table, set())
-        if "memory_id" not in cols:
-            continue
-        tenant_match = " AND m.tenant_id = x.tenant_id" if "tenant_id" in cols else ""
-        out.append(Check(f"orphaned_rows:{table}", "error",
-                         _DERIVED_ORPHANS.format(table=table, tenant_match=tenant_match),
-                         f"{table} rows of memories that do not exist; maintain_indexes() should absorb them"))
+        cols = columns.get(table, {})
+        if "memory_id" in cols:
+            holds_text = any(ty in _TEXT_TYPES for ty in cols.values())
+            tenant_match = " AND m.tenant_id = x.tenant_id" if "tenant_id" in cols else ""
+            out.append(Check(f"orphaned_rows:{table}", "error" if holds_text else "warning",
+                             _DERIVED_ORPHANS.format(table=table, tenant_match=tenant_match),
+                             f"{table} rows of memories that do not exist"
+                             + ("; they may hold erased text" if holds_text else "")))
+        parent = table[: -len("_parts")]
+        if table.endswith("_parts") and "gen_id" in cols and "gen_id" in columns.get(parent, {}):
+            out.append(Check(f"orphaned_parts:{table}", "error", _ORPHANED_PARTS.format(table=table, parent=parent),
+                             f"{table} rows of a generation missing from {parent}; they may hold erased text"))
+        if table in TEXT_GENERATIONS and {"tenant_id", "gen_id", "built_at"} <= set(cols):
+            out.append(Check(f"generation_before_erase:{table}", "error", _GEN_BEFORE_ERASE.format(table=table),
+                             f"{table} generations built before a hard forget of their tenant: "
+                             "they may hold the erased text; rebuild the index"))
     return out
 
 
@@ -263,11 +284,11 @@ def run_checks(con: duckdb.DuckDBPyConnection) -> tuple[list[Finding], list[str]
     skipped: list[str] = []
     try:
         cur.execute("BEGIN TRANSACTION READ ONLY")
-        columns: dict[str, set[str]] = {}
-        for t, c in cur.execute("""SELECT table_name, column_name FROM duckdb_columns()
-                                   WHERE database_name = current_database() AND schema_name = current_schema()
-                                     AND table_name LIKE 'anatid%'""").fetchall():
-            columns.setdefault(t, set()).add(c)
+        columns: dict[str, dict[str, str]] = {}
+        for t, c, ty in cur.execute("""SELECT table_name, column_name, data_type FROM duckdb_columns()
+                                       WHERE database_name = current_database()
+                                         AND schema_name = current_schema() AND table_name LIKE 'anatid%'""").fetchall():
+            columns.setdefault(t, {})[c] = ty
         params = _params()
         for check in (*CHECKS, *_derived_checks(columns)):
             # A table missing from the file is reported by schema_missing_columns; checks that
