@@ -16,6 +16,11 @@ namespace {
 // anatid_macro_status) come last from RegisterMacros: they call these functions.
 const anatid::SqlObject kNativeFunctions[] = {
     {"anatid_version", "scalar", anatid::RegisterAnatidVersion},
+    {"anatid_graph_build", "aggregate", anatid::RegisterAnatidGraphBuild},
+    {"anatid_graph_recall", "aggregate", anatid::RegisterAnatidGraphRecall},
+    {"anatid_graph_load", "scalar", anatid::RegisterAnatidGraphLoad},
+    {"anatid_graph_resident", "scalar", anatid::RegisterAnatidGraphResident},
+    {"anatid_graph_cache_stats", "scalar", anatid::RegisterAnatidGraphCacheStats},
 };
 
 } // namespace

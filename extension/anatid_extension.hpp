@@ -27,6 +27,19 @@ struct SqlObject {
 // anatid_version() -> VARCHAR: the extension's version (ANATID_VERSION).
 void RegisterAnatidVersion(duckdb_connection connection);
 
+// --- graph recall (src/graph_*.hpp; python/anatid/indexes/graph.py) ---------------
+// anatid_graph_build(row_kind, x, y, text, generation_id, tenant_id, built_at) -> BLOB (aggregate)
+void RegisterAnatidGraphBuild(duckdb_connection connection);
+// anatid_graph_recall(<journal row>, blob, seeds, hops, max_hits, kinds, valid_at, strict)
+//   -> LIST(STRUCT(memory_id, hop, score)) (aggregate; the native half of anatid.anatid_recall_2hop)
+void RegisterAnatidGraphRecall(duckdb_connection connection);
+// anatid_graph_load(generation_id, blob) -> BIGINT: parse into the process cache
+void RegisterAnatidGraphLoad(duckdb_connection connection);
+// anatid_graph_resident(generation_id) -> BOOLEAN
+void RegisterAnatidGraphResident(duckdb_connection connection);
+// anatid_graph_cache_stats() -> VARCHAR (JSON)
+void RegisterAnatidGraphCacheStats(duckdb_connection connection);
+
 // --- the macro catalog -------------------------------------------------------
 // Attaches an in-memory catalog `anatid` and creates the SQL table macros in it,
 // including anatid.anatid_functions() listing `natives` plus what this adds. Also

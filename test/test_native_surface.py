@@ -17,6 +17,11 @@ EXPECTED = {
     ("anatid_version", "system"),
     ("anatid_macro_status", "system"),
     ("anatid_functions", "anatid"),
+    ("anatid_graph_build", "system"),
+    ("anatid_graph_recall", "system"),
+    ("anatid_graph_load", "system"),
+    ("anatid_graph_resident", "system"),
+    ("anatid_graph_cache_stats", "system"),
 }
 
 SURFACE_SQL = """

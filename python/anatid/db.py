@@ -109,6 +109,11 @@ class Anatid:
         to_db(t, "t")
         return AsOf(self, t)
 
+    def maintain_indexes(self, **kw) -> dict:
+        """Build and publish new derived-index generations (graph), absorbing their journals."""
+        from .verbs.indexes import maintain_indexes
+        return maintain_indexes(self._store, **kw)
+
     def stats(self) -> dict:
         from .stats import stats
         return stats(self._store)

@@ -227,7 +227,7 @@ def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None,
                 elif reusable:
                     old_id = reusable.pop(0)
                     m = db.supersede(old_id, text, entities=[entity[path]], kind=kind[path],
-                                     embedding=vectors[text], writer=writer_for(path), now=at)
+                                     embedding=vectors[text], writer=writer_for(path), now=now)
                     ids.append(m.memory_id)
                     report.chunks_written += 1
                 else:
@@ -236,17 +236,17 @@ def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None,
                                         "embedding": vectors[text], "writer": writer_for(path)})
                     fresh_owner.append((path, len(ids) - 1))
             for old_id in reusable:
-                db.forget(old_id, writer=writer_for(path), reason="chunk removed from note", now=at)
+                db.forget(old_id, writer=writer_for(path), reason="chunk removed from note", now=now)
                 report.chunks_closed += 1
             new_rows[path] = (slots, ids)
             bar.advance()
         if fresh_items:
-            for (path, i), mid in zip(fresh_owner, db.remember_many(fresh_items, now=at)):
+            for (path, i), mid in zip(fresh_owner, db.remember_many(fresh_items, now=now)):
                 new_rows[path][1][i] = mid
             report.chunks_written += len(fresh_items)
         for path in gone:
             for mid in stored[path].memory_ids:
-                db.forget(mid, writer=writer_for(path), reason="note deleted from vault", now=at)
+                db.forget(mid, writer=writer_for(path), reason="note deleted from vault", now=now)
                 report.chunks_closed += 1
             bar.advance()
         bar.close()
@@ -264,7 +264,7 @@ def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None,
                     "SELECT m.content, e.embedding FROM anatid_memories m LEFT JOIN anatid_embeddings e "
                     "ON e.memory_id = m.memory_id WHERE m.tenant_id = $t AND m.memory_id = $id AND m.tx_to IS NULL",
                     {"t": db.tenant, "id": mid}).fetchone()
-                m = db.supersede(mid, content, kind=kind[path], embedding=vec, writer=writer_for(path), now=at)
+                m = db.supersede(mid, content, kind=kind[path], embedding=vec, writer=writer_for(path), now=now)
                 ids.append(m.memory_id)
                 report.chunks_written += 1
             cur.execute("UPDATE anatid_vault_files SET kind = $k, memory_ids = $ids WHERE tenant_id = $t "
@@ -284,7 +284,7 @@ def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None,
             cur.execute("UPDATE anatid_vault_files SET deleted_at = $when, memory_ids = [] "
                         "WHERE tenant_id = $t AND path = $p", {"when": when, "t": db.tenant, "p": path})
 
-        _sync_edges(db, cur, titles, links, replaced_by, entity, resolve, stored, report, at)
+        _sync_edges(db, cur, titles, links, replaced_by, entity, resolve, stored, report, now)
     report.seconds = time.monotonic() - t0
     return report
 
@@ -299,7 +299,7 @@ WHERE e.tenant_id = $t AND e.kind = 'relates' AND e.tx_to IS NULL AND e.valid_to
 """
 
 
-def _sync_edges(db, cur, titles, links, replaced_by, entity, resolve, stored, report, at) -> None:
+def _sync_edges(db, cur, titles, links, replaced_by, entity, resolve, stored, report, now) -> None:
     """Open the links the vault has and close the ones it lost, by entity name."""
     want = set()
     for path in titles:
@@ -317,10 +317,10 @@ def _sync_edges(db, cur, titles, links, replaced_by, entity, resolve, stored, re
     have = {(validate.name_key(a), validate.name_key(b), k) for a, b, k in rows.fetchall()}
     names = {**{validate.name_key(s.entity): s.entity for s in stored.values()}, **display}
     for a, b, k in sorted(have - want):
-        report.links_closed += db.unrelate(names.get(a, a), names.get(b, b), k, now=at)
+        report.links_closed += db.unrelate(names.get(a, a), names.get(b, b), k, now=now)
     # unrelate closes both directions; reopen what is still wanted
     rows = cur.execute(_OPEN_VAULT_EDGES, {"t": db.tenant, "kinds": list(LINK_KINDS), "keys": sorted(owners)})
     have = {(validate.name_key(a), validate.name_key(b), k) for a, b, k in rows.fetchall()}
     for a, b, k in sorted(want - have):
-        db.relate(display[a], display[b], k, now=at)
+        db.relate(display[a], display[b], k, now=now)
         report.links_opened += 1

@@ -10,8 +10,8 @@
   order by reciprocal rank fusion; the first `protect` vector positions keep
   their place.
 
-Both graph modes also follow `superseded_by`: an outdated note's replacement is
-placed directly above it. An entity gate switches the wikilink steps off for
+Both graph modes also follow `superseded_by`: an outdated note's replacement takes
+its place in the list. An entity gate switches the wikilink steps off for
 name-shaped queries (a card for a tool or person links to everything), and any
 failure of the graph step returns the vector result with a note saying why:
 memory must never make the agent worse than no memory.
@@ -290,20 +290,25 @@ class VaultRecall:
                     fused[p] += 1.0 / (RRF_K + r)
             rest = sorted((p for p in fused if p not in protected), key=lambda p: (-fused[p], p))
             order = protected + rest
-        # superseded_by: an outdated note's replacement goes directly above it
+        # superseded_by: the replacement takes the outdated note's place. The two swap when
+        # both are listed; otherwise the outdated note moves to the end. Either way no other
+        # note moves, so following supersessions costs the other questions nothing.
         succ = self._successors(order[:max(self.depth, 1)], as_of, by_key, key_of)
         promoted = []
-        for old, new in succ.items():
-            if old in order:
-                if new in order and order.index(new) < order.index(old):
-                    continue
-                if new in order:
-                    order.remove(new)
-                elif new not in pool:
+        for old, new in sorted(succ.items()):
+            if old not in order or (new in order and order.index(new) < order.index(old)):
+                continue
+            i = order.index(old)
+            if new in order:
+                j = order.index(new)
+                order[i], order[j] = new, old
+            else:
+                if new not in pool:
                     got = self._vector(qvec, as_of, only=[new])
                     pool[new] = (got[0][1], got[0][2]) if got else (0.0, "")
-                order.insert(order.index(old), new)
-                promoted.append(new)
+                order[i] = new
+                order.append(old)
+            promoted.append(new)
         vranks = {p: i + 1 for i, p in enumerate(base.vector_pool)}
         hits = []
         for p in order:

@@ -76,8 +76,7 @@ CREATE TABLE IF NOT EXISTS anatid_turns (
 -- How far each transcript has been read, in bytes of complete lines.
 CREATE TABLE IF NOT EXISTS anatid_turn_offsets (
     transcript_path VARCHAR NOT NULL,
-    byte_offset     BIGINT  NOT NULL,
-    pending         VARCHAR          -- a turn whose ask was read but whose answer was not yet
+    byte_offset     BIGINT  NOT NULL
 );
 """
 

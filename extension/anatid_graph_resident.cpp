@@ -1,0 +1,51 @@
+// anatid_graph_resident(generation_id BIGINT) -> BOOLEAN
+//
+// Whether this process holds the generation parsed. anatid.anatid_recall_2hop filters
+// the generation table with it, so the BLOB column is read only on a miss (DuckDB skips
+// fetching a column for a vector where no row passes the filter). Volatile: the answer
+// changes as the cache loads and evicts, so it must never be folded into a plan.
+#include "anatid_extension.hpp"
+#include "anatid_graph_common.hpp"
+#include "capi_util.hpp"
+#include "graph_cache.hpp"
+
+#include <stdexcept>
+
+namespace anatid {
+
+namespace {
+
+using namespace graph_binding;
+
+void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
+	const idx_t n = duckdb_data_chunk_get_size(input);
+	duckdb_vector ids = duckdb_data_chunk_get_vector(input, 0);
+	auto *out = static_cast<bool *>(duckdb_vector_get_data(output));
+	auto &cache = graph::GenerationCache::Instance();
+	for (idx_t row = 0; row < n; row++) {
+		int64_t id = 0;
+		out[row] = Scalar(ids, row, id) && cache.Contains(id);
+	}
+}
+
+} // namespace
+
+void RegisterAnatidGraphResident(duckdb_connection connection) {
+	duckdb_scalar_function f = duckdb_create_scalar_function();
+	duckdb_scalar_function_set_name(f, "anatid_graph_resident");
+	duckdb_logical_type bigint = Type(DUCKDB_TYPE_BIGINT);
+	duckdb_logical_type boolean = Type(DUCKDB_TYPE_BOOLEAN);
+	duckdb_scalar_function_add_parameter(f, bigint);
+	duckdb_scalar_function_set_return_type(f, boolean);
+	duckdb_destroy_logical_type(&bigint);
+	duckdb_destroy_logical_type(&boolean);
+	duckdb_scalar_function_set_volatile(f);
+	duckdb_scalar_function_set_function(f, GuardScalar<Execute>);
+	const duckdb_state state = duckdb_register_scalar_function(connection, f);
+	duckdb_destroy_scalar_function(&f);
+	if (state == DuckDBError) {
+		throw std::runtime_error("anatid: could not register scalar function anatid_graph_resident");
+	}
+}
+
+} // namespace anatid

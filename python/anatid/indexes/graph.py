@@ -1,0 +1,218 @@
+"""The graph index: a base generation per tenant plus a journal written with every write.
+
+Tables (sql/derived_graph.sql): `anatid_graph_generations` holds one serialized base per
+tenant (src/graph_generation.hpp), `anatid_graph_journal` its marker row and every
+write since that base was built. The journal hooks below append rows in the writing
+transaction, so the next read (native or not) sees the write with nothing rebuilt;
+`maintain(...)` builds a new base from the canonical tables, publishes it and deletes
+the journal rows it absorbed, in one transaction.
+
+What a base may trust: a relates edge or a memory whose visibility can change with
+the passing of time alone (a future valid_from, a set valid_to) is left out of the
+base and written back to the journal with its interval, which every read evaluates
+at its own instant. Everything else changes only through a write, hence a journal row.
+"""
+from __future__ import annotations
+
+import time
+
+from ..verbs import journal
+
+FORMAT_VERSION = 1  # src/graph_generation.cpp kFormatVersion
+TABLES = ("anatid_graph_generations", "anatid_graph_journal")
+
+OP_BASE, OP_EDGE, OP_EDGE_CLOSED, OP_ABOUT, OP_CLOSED, OP_ERASED = 0, 1, 2, 3, 4, 5
+
+
+def has_tables(store, cur=None) -> bool:
+    """Whether this file has the graph index tables (files made before it do not)."""
+    known = getattr(store, "_graph_index_tables", None)
+    if known is None:
+        cur = cur or store.read()
+        n = cur.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                        "AND schema_name = current_schema() AND table_name IN (SELECT unnest($t))",
+                        {"t": list(TABLES)}).fetchone()[0]
+        known = store._graph_index_tables = (n == len(TABLES))
+    return known
+
+
+# ---- journal hooks (run inside the writing transaction) --------------------------------
+
+_ABOUT_ROWS = """
+INSERT INTO anatid_graph_journal (tenant_id, seq, op, a, b, b_key, kind, valid_from, valid_to)
+SELECT $tenant, $seq, 3, p.m, p.e, e.name_key, m.kind, m.valid_from, m.valid_to
+FROM (SELECT unnest($mids) AS m, unnest($eids) AS e) p
+JOIN anatid_memories m ON m.memory_id = p.m AND m.tenant_id = $tenant AND m.tx_to IS NULL
+JOIN anatid_entities e ON e.entity_id = p.e AND e.tenant_id = $tenant
+WHERE m.memory_id BETWEEN $lo AND $hi
+"""
+
+# The pair restated whole: one op-1 row per believed relates edge between x and y that
+# is or will be valid, or one op-2 row when there is none.
+_PAIR_ROWS = """
+INSERT INTO anatid_graph_journal (tenant_id, seq, op, a, b, a_key, b_key, valid_from, valid_to)
+WITH believed AS (
+    SELECT valid_from, valid_to FROM anatid_edges
+    WHERE tenant_id = $tenant AND kind = 'relates' AND tx_to IS NULL
+      AND ((src_id = $x AND dst_id = $y) OR (src_id = $y AND dst_id = $x))
+      AND (valid_to IS NULL OR valid_to > $now)),
+keys AS (
+    SELECT max(name_key) FILTER (WHERE entity_id = $x) AS ak, max(name_key) FILTER (WHERE entity_id = $y) AS bk
+    FROM anatid_entities WHERE tenant_id = $tenant AND entity_id IN ($x, $y))
+SELECT $tenant, $seq, 1, $x, $y, keys.ak, keys.bk, believed.valid_from, believed.valid_to FROM believed, keys
+UNION ALL
+SELECT $tenant, $seq, 2, $x, $y, keys.ak, keys.bk, NULL, NULL FROM keys WHERE NOT EXISTS (SELECT 1 FROM believed)
+"""
+
+_MEMORY_ROWS = """
+INSERT INTO anatid_graph_journal (tenant_id, seq, op, a)
+SELECT $tenant, $seq, $op, unnest($ids)
+"""
+
+
+def _about_added(store, cur, pairs, now) -> None:
+    if not pairs or not has_tables(store, cur):
+        return
+    mids = [int(m) for m, _ in pairs]
+    # the BETWEEN lets DuckDB skip the memories' row groups by their zone maps
+    cur.execute(_ABOUT_ROWS, {"tenant": store.tenant, "seq": store.ids.take()[0], "mids": mids,
+                              "eids": [int(e) for _, e in pairs], "lo": min(mids), "hi": max(mids)})
+
+
+def _relation_changed(store, cur, src_id, dst_id, now) -> None:
+    if not has_tables(store, cur):
+        return
+    cur.execute(_PAIR_ROWS, {"tenant": store.tenant, "seq": store.ids.take()[0], "x": int(src_id),
+                             "y": int(dst_id), "now": now})
+
+
+def _memory_closed(store, cur, memory_ids, now) -> None:
+    if memory_ids and has_tables(store, cur):
+        cur.execute(_MEMORY_ROWS, {"tenant": store.tenant, "seq": store.ids.take()[0], "op": OP_CLOSED,
+                                   "ids": [int(m) for m in memory_ids]})
+
+
+def _memory_erased(store, cur, memory_id) -> None:
+    if has_tables(store, cur):
+        cur.execute(_MEMORY_ROWS, {"tenant": store.tenant, "seq": store.ids.take()[0], "op": OP_ERASED,
+                                   "ids": [int(memory_id)]})
+
+
+journal.register("about_added", _about_added)
+journal.register("relation_changed", _relation_changed)
+journal.register("memory_closed", _memory_closed)
+journal.register("memory_erased", _memory_erased)
+
+
+# ---- building and publishing a generation ----------------------------------------------
+
+# Rows for anatid_graph_build, every listed tenant at once (grouped by tenant).
+_BUILD = """
+WITH t AS (SELECT unnest($tenants) AS tenant_id, unnest($gens) AS gen)
+SELECT t.tenant_id, t.gen, anatid_graph_build(r.k, r.x, r.y, r.txt, t.gen, t.tenant_id, $built_at) AS blob,
+       count(*) FILTER (WHERE r.k = 0) AS entities, count(*) FILTER (WHERE r.k = 1) AS edges,
+       count(DISTINCT r.x) FILTER (WHERE r.k = 2) AS memories
+FROM t LEFT JOIN (
+    SELECT tenant_id, CAST(0 AS TINYINT) AS k, entity_id AS x, CAST(NULL AS BIGINT) AS y, name_key AS txt
+    FROM anatid_entities WHERE tenant_id IN (SELECT unnest($tenants))
+    UNION ALL
+    SELECT tenant_id, CAST(1 AS TINYINT), src_id, dst_id, NULL FROM anatid_edges
+    WHERE tenant_id IN (SELECT unnest($tenants)) AND kind = 'relates' AND tx_to IS NULL
+      AND valid_to IS NULL AND valid_from <= $built_at
+    UNION ALL
+    SELECT a.tenant_id, CAST(2 AS TINYINT), a.src_id, a.dst_id, m.kind
+    FROM anatid_edges a JOIN anatid_memories m ON m.memory_id = a.src_id AND m.tenant_id = a.tenant_id
+    WHERE a.tenant_id IN (SELECT unnest($tenants)) AND a.kind = 'about' AND m.tx_to IS NULL
+      AND m.valid_to IS NULL AND m.valid_from <= $built_at
+) r ON r.tenant_id = t.tenant_id
+GROUP BY t.tenant_id, t.gen
+"""
+
+# What the base leaves out because time alone can change it, back into the journal.
+_VOLATILE_ABOUT = """
+INSERT INTO anatid_graph_journal (tenant_id, seq, op, a, b, b_key, kind, valid_from, valid_to)
+SELECT a.tenant_id, $seq, 3, a.src_id, a.dst_id, e.name_key, m.kind, m.valid_from, m.valid_to
+FROM anatid_edges a
+JOIN anatid_memories m ON m.memory_id = a.src_id AND m.tenant_id = a.tenant_id
+JOIN anatid_entities e ON e.entity_id = a.dst_id AND e.tenant_id = a.tenant_id
+WHERE a.tenant_id IN (SELECT unnest($tenants)) AND a.kind = 'about' AND m.tx_to IS NULL
+  AND (m.valid_from > $built_at OR (m.valid_to IS NOT NULL AND m.valid_to > $built_at))
+"""
+
+_VOLATILE_PAIRS = """
+INSERT INTO anatid_graph_journal (tenant_id, seq, op, a, b, a_key, b_key, valid_from, valid_to)
+WITH pairs AS (
+    SELECT DISTINCT tenant_id, least(src_id, dst_id) AS x, greatest(src_id, dst_id) AS y FROM anatid_edges
+    WHERE tenant_id IN (SELECT unnest($tenants)) AND kind = 'relates' AND tx_to IS NULL
+      AND (valid_from > $built_at OR (valid_to IS NOT NULL AND valid_to > $built_at)))
+SELECT p.tenant_id, $seq, 1, p.x, p.y, ex.name_key, ey.name_key, e.valid_from, e.valid_to
+FROM pairs p
+JOIN anatid_edges e ON e.tenant_id = p.tenant_id AND e.kind = 'relates' AND e.tx_to IS NULL
+     AND least(e.src_id, e.dst_id) = p.x AND greatest(e.src_id, e.dst_id) = p.y
+     AND (e.valid_to IS NULL OR e.valid_to > $built_at)
+JOIN anatid_entities ex ON ex.entity_id = p.x
+JOIN anatid_entities ey ON ey.entity_id = p.y
+"""
+
+
+def tenants_in_file(cur) -> list[int]:
+    rows = cur.execute("SELECT tenant_id FROM anatid_entities UNION SELECT tenant_id FROM anatid_memories "
+                       "ORDER BY 1").fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def maintain(store, *, all_tenants: bool = False) -> dict:
+    """Build, publish and load a new base generation for the handle's tenant (or every
+    tenant in the file), absorbing the journal rows this transaction sees. One transaction."""
+    from ..errors import AnatidError
+    if not store.native.loaded:
+        raise AnatidError(f"the graph index needs the native extension, which is not loaded: {store.native.reason}")
+    started = time.perf_counter()
+    with store.write() as cur:
+        if not has_tables(store, cur):
+            raise AnatidError("this file has no graph index tables (it predates them); "
+                              "create them with the statements of anatid/sql/derived_graph.sql")
+        built_at = store.write_instant(None)
+        tenants = tenants_in_file(cur) if all_tenants else [store.tenant]
+        if all_tenants and store.tenant not in tenants:
+            tenants.append(store.tenant)
+        gens = store.ids.take(len(tenants))
+        p = {"tenants": tenants, "built_at": built_at}
+        absorbed = cur.execute("SELECT count(*) FROM anatid_graph_journal WHERE tenant_id IN (SELECT unnest($tenants)) "
+                               "AND op <> 0", {"tenants": tenants}).fetchone()[0]
+        cur.execute("DELETE FROM anatid_graph_journal WHERE tenant_id IN (SELECT unnest($tenants))",
+                    {"tenants": tenants})
+        cur.execute("DELETE FROM anatid_graph_generations WHERE tenant_id IN (SELECT unnest($tenants))",
+                    {"tenants": tenants})
+        cur.execute(f"""
+            INSERT INTO anatid_graph_generations
+            SELECT gen, tenant_id, $built_at, {FORMAT_VERSION}, entities, edges, memories, octet_length(blob), blob
+            FROM ({_BUILD})""", {**p, "gens": gens})
+        cur.execute("INSERT INTO anatid_graph_journal (tenant_id, seq, op, a) "
+                    "SELECT unnest($tenants), $seq, 0, unnest($gens)",
+                    {"tenants": tenants, "gens": gens, "seq": store.ids.take()[0]})
+        cur.execute(_VOLATILE_ABOUT, {**p, "seq": store.ids.take()[0]})
+        cur.execute(_VOLATILE_PAIRS, {**p, "seq": store.ids.take()[0]})
+        rows = cur.execute("SELECT tenant_id, generation_id, entities, edges, memories, bytes "
+                           "FROM anatid_graph_generations WHERE tenant_id IN (SELECT unnest($tenants)) "
+                           "ORDER BY tenant_id", {"tenants": tenants}).fetchall()
+        # parse them now, so the first read after maintenance does not pay for it
+        cur.execute("SELECT anatid_graph_load(generation_id, blob) FROM anatid_graph_generations "
+                    "WHERE generation_id IN (SELECT unnest($gens))", {"gens": gens}).fetchall()
+    return {"index": "graph", "tenants": [
+        {"tenant": int(t), "generation_id": str(g), "entities": int(e), "edges": int(d), "memories": int(m),
+         "bytes": int(b)} for t, g, e, d, m, b in rows],
+        "journal_rows_absorbed": int(absorbed), "seconds": round(time.perf_counter() - started, 3)}
+
+
+def status(store, cur) -> dict:
+    """The tenant's generation and journal, for stats()."""
+    if not has_tables(store, cur):
+        return {"tables": False}
+    gen = cur.execute("SELECT generation_id, built_at, bytes FROM anatid_graph_generations WHERE tenant_id = $t",
+                      {"t": store.tenant}).fetchone()
+    pending = cur.execute("SELECT count(*) FROM anatid_graph_journal WHERE tenant_id = $t AND op <> 0",
+                          {"t": store.tenant}).fetchone()[0]
+    return {"tables": True, "generation_id": None if gen is None else str(gen[0]),
+            "built_at": None if gen is None else gen[1], "bytes": None if gen is None else int(gen[2]),
+            "journal_rows": int(pending)}

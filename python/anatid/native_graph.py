@@ -1,0 +1,106 @@
+"""Graph recall through the native extension (recall_2hop, context with hops).
+
+Registered with anatid.engines when imported. One lean statement per read: a single
+scan of the tenant's graph journal feeds the aggregate anatid_graph_recall (the same
+function anatid.anatid_recall_2hop calls), then the hits' content and kind are read
+from anatid_memories. What the native path does not answer goes to the SQL oracle,
+and RecallHits.notes says why:
+
+* historical_query    as_of reads (the base holds the current view only)
+* no_graph_index      the file has no graph index tables (it predates them)
+* no_graph_generation the tenant has no generation yet: run maintain_indexes()
+"""
+from __future__ import annotations
+
+import json
+
+from . import engines
+from .indexes import graph as graph_index
+from .models import Hit, RecallHits
+
+# {limit} and {hops} are ints rendered by this module; everything else is bound.
+# The BLOB argument stays NULL: on a miss the aggregate answers hop = -1 instead of
+# failing (an error would abort the caller's transaction), and we load, then retry.
+_RECALL = """
+SELECT unnest(anatid_graph_recall(op, seq, a, b, a_key, b_key, kind, valid_from, valid_to, NULL,
+                                  $seeds, {hops}, {limit}, {kinds}, $valid_at, false), recursive := true)
+FROM anatid_graph_journal WHERE tenant_id = $tenant
+"""
+
+_HYDRATE = """
+SELECT h.memory_id, m.content, m.kind, h.hop
+FROM (SELECT unnest($ids) AS memory_id, unnest($hops) AS hop, generate_subscripts($ids, 1) AS pos) h
+JOIN anatid_memories m ON m.memory_id = h.memory_id
+WHERE m.tenant_id = $tenant AND m.tx_to IS NULL AND m.memory_id BETWEEN $lo AND $hi
+ORDER BY h.pos
+"""
+
+_LOAD = ("SELECT anatid_graph_load(generation_id, blob) FROM anatid_graph_generations "
+         "WHERE generation_id = $g")
+
+HOP_NEEDS_LOAD = -1
+HOP_NO_GENERATION = -2
+
+
+def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at) -> list[tuple[int, int]] | None:
+    """(memory_id, hop) in recall order, or None when the tenant has no generation."""
+    sql = _RECALL.format(hops=int(hops), limit=int(limit), kinds="$kinds" if kinds else "NULL")
+    params = {"seeds": list(keys), "valid_at": valid_at, "tenant": tenant}
+    if kinds:
+        params["kinds"] = list(kinds)
+    for _ in range(3):
+        rows = cur.execute(sql, params).fetchall()
+        if not rows:
+            return []
+        if rows[0][1] == HOP_NO_GENERATION:
+            return None
+        if rows[0][1] == HOP_NEEDS_LOAD:
+            cur.execute(_LOAD, {"g": rows[0][0]}).fetchall()
+            continue
+        return [(int(m), int(h)) for m, h, _ in rows]
+    raise RuntimeError("anatid: the graph generation was evicted between loading and reading three times; "
+                       "raise ANATID_GRAPH_CACHE_BYTES")
+
+
+class NativeGraphEngine:
+    name = "native"
+
+    def __init__(self, store):
+        self.store = store
+
+    def recall(self, cur, view, keys, hops, kinds, limit, notes=()) -> RecallHits:
+        from .verbs.reads import graph_recall_oracle
+        store = self.store
+        why = None
+        if view.historical:
+            why = "historical_query"
+        elif not graph_index.has_tables(store, cur):
+            why = "no_graph_index"
+        if why is None:
+            ids = recall_ids(cur, store.tenant, keys, hops, limit, kinds, view.valid_at)
+            if ids is None:
+                why = "no_graph_generation"
+        if why is not None:
+            return graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, tuple(notes) + (why,))
+        if not ids:
+            return RecallHits([], arms=("graph",), engine="native", notes=tuple(notes))
+        mids = [m for m, _ in ids]
+        rows = cur.execute(_HYDRATE, {"ids": mids, "hops": [h for _, h in ids], "tenant": store.tenant,
+                                      "lo": min(mids), "hi": max(mids)}).fetchall()
+        hits = [Hit(int(mid), content, kind, 1.0 / (1 + hop), ("graph",), int(hop)) for mid, content, kind, hop in rows]
+        return RecallHits(hits, arms=("graph",), engine="native", notes=tuple(notes))
+
+
+def cache_stats(store) -> dict:
+    """stats()['graph']: the tenant's generation and journal, and the process cache."""
+    cur = store.read()
+    out = {"graph": graph_index.status(store, cur)}
+    if store.native.loaded:
+        out["graph"]["cache"] = json.loads(cur.execute("SELECT anatid_graph_cache_stats()").fetchone()[0])
+    return out
+
+
+engines.register_native(graph=NativeGraphEngine)
+if not hasattr(engines, "stats_hooks"):
+    engines.stats_hooks = []
+engines.stats_hooks.append(cache_stats)

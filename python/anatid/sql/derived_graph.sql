@@ -1,0 +1,36 @@
+-- Derived: the graph index (docs/sql.md, "Graph recall"). Never canonical: dropping
+-- these tables loses speed, not facts (reads then go to the SQL oracle).
+
+-- One row per tenant: the current base generation, published by maintain_indexes().
+-- blob is src/graph_generation.hpp's serialized form; the counts are for stats().
+CREATE TABLE IF NOT EXISTS anatid_graph_generations (
+    generation_id  BIGINT    NOT NULL,
+    tenant_id      BIGINT    NOT NULL,
+    built_at       TIMESTAMP NOT NULL,
+    format_version INTEGER   NOT NULL,
+    entities       BIGINT    NOT NULL,
+    edges          BIGINT    NOT NULL,
+    memories       BIGINT    NOT NULL,
+    bytes          BIGINT    NOT NULL,
+    blob           BLOB      NOT NULL
+);
+
+-- The base marker (op 0, a = generation_id) and every write since that base was built,
+-- written in the same transaction as the write (anatid.indexes.graph's journal hooks).
+-- op 1: pair {a, b} connected during [valid_from, valid_to)   a_key, b_key: name keys
+-- op 2: pair {a, b} has no believed relates edge              (rows of one write share
+--       a seq; the latest seq of a pair restates it whole)
+-- op 3: memory a ABOUT entity b (b_key), kind, visible during [valid_from, valid_to)
+-- op 4: memory a closed (soft forget, supersede)   op 5: memory a erased (hard forget)
+CREATE TABLE IF NOT EXISTS anatid_graph_journal (
+    tenant_id  BIGINT    NOT NULL,
+    seq        BIGINT    NOT NULL,
+    op         TINYINT   NOT NULL,
+    a          BIGINT,
+    b          BIGINT,
+    a_key      VARCHAR,
+    b_key      VARCHAR,
+    kind       VARCHAR,
+    valid_from TIMESTAMP,
+    valid_to   TIMESTAMP
+);
