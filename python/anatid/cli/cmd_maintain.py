@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import inspect
 
-from . import EXIT_OK, EXIT_OPEN, EXIT_USAGE
+import duckdb
+
+from . import EXIT_OK, EXIT_OPEN, EXIT_PROBLEM, EXIT_USAGE
 from ._render import OpenFailed, Progress, fail, key_values, open_db, print_json, table
 
 
@@ -15,6 +17,7 @@ def register(sub) -> None:
     p = sub.add_parser("maintain", help="build the derived-index generations that are due (takes the write lock)")
     p.add_argument("db", help="path of the memory file")
     p.add_argument("--tenant", type=int, default=0)
+    p.add_argument("--all-tenants", action="store_true", help="maintain every tenant in the file, not only --tenant")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=run)
 
@@ -29,9 +32,17 @@ def run(args) -> int:
         if maintain is None:
             return fail("index maintenance is not available in this build of anatid "
                         "(no maintain_indexes()); reads use the SQL oracle and stay correct", EXIT_USAGE)
+        kwargs = {"all_tenants": True} if args.all_tenants else {}
         with Progress() as progress:
-            kwargs = {"progress": progress} if _accepts(maintain, "progress") else {}
-            result = maintain(**kwargs)
+            if _accepts(maintain, "progress"):
+                kwargs["progress"] = progress
+            else:
+                progress(0, None, "maintaining indexes…")   # no steps to show: say it is working
+            try:
+                result = maintain(**kwargs)
+            except duckdb.Error as exc:     # nothing is published half-built: the build's transaction rolled back
+                progress.close()
+                return fail(f"index maintenance failed: {str(exc).splitlines()[0]}", EXIT_PROBLEM)
     if args.json:
         print_json(result)
     else:
@@ -44,7 +55,7 @@ def _accepts(fn, name: str) -> bool:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return name in params      # named explicitly: **kw may forward to a verb that refuses it
 
 
 def render(result) -> str:
