@@ -193,3 +193,16 @@ def test_every_command_is_documented():
             for flag in action.option_strings:
                 if flag.startswith("--") and flag != "--help":
                     assert flag in doc, (name, flag)
+
+
+def test_stats_shows_index_health_when_the_build_has_it(memory_file, monkeypatch, capsys):
+    import argparse
+    from anatid.cli import cmd_stats
+    path, _ = memory_file
+    monkeypatch.setattr(Anatid, "index_health", lambda self: [
+        {"index": "graph", "tenant": 0, "reason": "fresh"}, {"index": "text", "tenant": 0, "reason": "absent"}],
+        raising=False)
+    assert cmd_stats.run(argparse.Namespace(db=str(path), tenant=0, json=False)) == EXIT_OK
+    assert "graph@0=fresh, text@0=absent" in capsys.readouterr().out
+    assert cmd_stats.run(argparse.Namespace(db=str(path), tenant=0, json=True)) == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["index_health"][1]["reason"] == "absent"

@@ -16,12 +16,32 @@ def run(args) -> int:
     from ..db import Anatid
     with Anatid.open(args.db, tenant=args.tenant, read_only=True) as db:
         s = db.stats()
+        health = getattr(db, "index_health", None)
+        if health is not None:           # builds with derived indexes: one line per index
+            s["index_health"] = health()
     if args.json:
         print(json.dumps(s, default=str, indent=2))
         return 0
     width = max(len(k) for k in s)
     for key, value in s.items():
-        if isinstance(value, dict):
+        if key == "index_health":
+            value = _health_line(value)
+        elif isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items() if v is not None)
         print(f"{key:<{width}}  {value}")
     return 0
+
+
+def _health_line(entries) -> str:
+    """`graph@0=fresh, text@0=absent`: index, tenant and reason of each index_health() entry."""
+    from ._render import jsonable
+    plain = jsonable(entries)
+    if isinstance(plain, dict):
+        plain = [{"index": k, **v} if isinstance(v, dict) else {"index": k, "reason": v} for k, v in plain.items()]
+    parts = []
+    for e in plain if isinstance(plain, list) else []:
+        if isinstance(e, dict):
+            where = e.get("index", e.get("name", "?"))
+            tenant = e.get("tenant", e.get("tenant_id"))
+            parts.append(f"{where}{'' if tenant is None else '@' + str(tenant)}={e.get('reason', e.get('status'))}")
+    return ", ".join(parts) or str(plain)
