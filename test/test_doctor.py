@@ -59,7 +59,7 @@ def test_clean_file_is_ok(copy):
         report = db.doctor()
     assert report.ok
     assert problems(report) == {}
-    assert {"duplicate_live_versions", "dangling_about_edges", "orphaned_postings", "schema_missing_columns",
+    assert {"duplicate_live_versions", "dangling_about_edges", "orphaned_postings", "schema_missing_derived",
             "native_extension"} <= set(report.checks_run)
 
 
@@ -178,12 +178,17 @@ def test_doctor_writes_nothing(copy):
 def test_missing_table_is_drift_and_its_checks_are_skipped(copy):
     path, ids = copy
     with Anatid.open(str(path)) as db:
-        db.connection.execute("DROP TABLE anatid_text_docs")
+        db.connection.execute("DROP TABLE anatid_text_docs")          # derived: costs speed only
         report = db.doctor()
-    assert problems(report) == {"schema_missing_columns": ("error", 3, (
-        "anatid_text_docs.doc_len", "anatid_text_docs.memory_id", "anatid_text_docs.tenant_id"))}
-    assert {"orphaned_text_docs", "stale_text_docs"} <= set(report.checks_skipped)
-    assert not report.ok
+        assert problems(report) == {"schema_missing_derived": ("warning", 3, (
+            "anatid_text_docs.doc_len", "anatid_text_docs.memory_id", "anatid_text_docs.tenant_id"))}
+        assert {"orphaned_text_docs", "stale_text_docs"} <= set(report.checks_skipped)
+        assert report.ok
+        db.connection.execute("DROP TABLE anatid_evidence")           # canonical: an error
+        report = db.doctor()
+    assert problems(report)["schema_missing_columns"] == ("error", 3, (
+        "anatid_evidence.episode_id", "anatid_evidence.memory_id", "anatid_evidence.tenant_id"))
+    assert "dangling_evidence_episodes" in report.checks_skipped and not report.ok
 
 
 def test_samples_are_capped_and_sorted(copy):

@@ -79,17 +79,24 @@ def _ent(t: str, col: str) -> str:
     return _ENTITY_EXISTS.format(t=t, col=col)
 
 
-CHECKS: tuple[Check, ...] = (
-    # -- schema ------------------------------------------------------------------------------------
-    Check("schema_missing_columns", "error", """
+# Expected (table, column, type) rows of a fresh file that the file lacks or types otherwise.
+_SCHEMA_MISSING = """
         WITH expected AS (SELECT unnest($exp_tables) AS table_name, unnest($exp_columns) AS column_name,
                                  unnest($exp_types) AS data_type),
              actual AS (SELECT table_name, column_name, data_type FROM duckdb_columns()
                         WHERE database_name = current_database() AND schema_name = current_schema())
         SELECT e.table_name || '.' || e.column_name AS id
         FROM expected e LEFT JOIN actual a USING (table_name, column_name)
-        WHERE a.data_type IS DISTINCT FROM e.data_type""",
-          "expected tables or columns are missing or have another type"),
+        WHERE a.data_type IS DISTINCT FROM e.data_type AND {where}"""
+
+CHECKS: tuple[Check, ...] = (
+    # -- schema ------------------------------------------------------------------------------------
+    Check("schema_missing_columns", "error", _SCHEMA_MISSING.format(where="e.table_name IN (SELECT unnest($canonical))"),
+          "canonical tables or columns are missing or have another type"),
+    Check("schema_missing_derived", "warning",
+          _SCHEMA_MISSING.format(where="e.table_name NOT IN (SELECT unnest($canonical))"),
+          "derived-index tables or columns are missing or have another type: reads fall back to the SQL "
+          "oracle (slower, still right)"),
     Check("schema_extra_columns", "warning", """
         WITH expected AS (SELECT unnest($exp_tables) AS table_name, unnest($exp_columns) AS column_name)
         SELECT a.table_name || '.' || a.column_name AS id FROM duckdb_columns() a
@@ -251,7 +258,8 @@ def derived_index_tables() -> tuple[str, ...]:
 def _params() -> dict:
     exp = expected_columns()
     return {"exp_tables": [t for t, _, _ in exp], "exp_columns": [c for _, c, _ in exp],
-            "exp_types": [ty for _, _, ty in exp], "schema_version": str(schema.SCHEMA_VERSION)}
+            "exp_types": [ty for _, _, ty in exp], "schema_version": str(schema.SCHEMA_VERSION),
+            "canonical": list(schema.CANONICAL_TABLES)}
 
 
 def _derived_checks(columns: dict[str, dict[str, str]]) -> list[Check]:
@@ -291,7 +299,7 @@ def run_checks(con: duckdb.DuckDBPyConnection) -> tuple[list[Finding], list[str]
             columns.setdefault(t, {})[c] = ty
         params = _params()
         for check in (*CHECKS, *_derived_checks(columns)):
-            # A table missing from the file is reported by schema_missing_columns; checks that
+            # A table missing from the file is reported by the schema checks; checks that
             # read it are skipped rather than failed (a failed query would abort the transaction).
             if any(t not in columns for t in _TABLE_NAME.findall(check.sql)):
                 skipped.append(check.name)
