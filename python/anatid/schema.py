@@ -59,6 +59,8 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, read_only: bool) -> int:
             f"this file has anatid schema version {version}, but this anatid understands "
             f"versions up to {SCHEMA_VERSION}: upgrade anatid (pip install -U anatid)")
     if version == SCHEMA_VERSION:
+        if not read_only:
+            _create_derived(con)
         return version
     if read_only:
         if version is None:
@@ -85,6 +87,22 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, read_only: bool) -> int:
         con.rollback()
         raise
     return SCHEMA_VERSION
+
+
+def _create_derived(con: duckdb.DuckDBPyConnection) -> None:
+    """Derived tables never hold facts, so a file that lacks some (written before
+    an index existed) gets them on its next read-write open."""
+    statements = [st for name in derived_sql_files() for st in split_sql(sql_text(name))]
+    if not statements:
+        return
+    con.begin()
+    try:
+        for statement in statements:
+            con.execute(statement)
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
 
 
 def get_meta(con: duckdb.DuckDBPyConnection, key: str) -> str | None:
