@@ -5,9 +5,11 @@ from .. import validate
 from ..models import Entity
 from ._rows import entity_from_row
 
+# list_contains, not IN (SELECT unnest(...)): the semi-join plan cost ~8 ms per call
+# against ~0.7 ms, and remember runs this on every write with entities.
 _FIND = """
-SELECT name_key, entity_id FROM anatid_entities
-WHERE tenant_id = $tenant AND name_key IN (SELECT unnest($keys))
+SELECT name_key, entity_id, name FROM anatid_entities
+WHERE tenant_id = $tenant AND list_contains($keys, name_key)
 """
 
 _INSERT = """
@@ -18,16 +20,22 @@ SELECT unnest($ids), $tenant, unnest($names), unnest($keys), $kind, $now
 
 def ensure_entities(store, cur, names: list[str], now, kind: str | None = None) -> dict[str, int]:
     """name_key -> entity_id for every name, creating the missing ones."""
+    return {k: eid for k, (eid, _) in ensure_entities_named(store, cur, names, now, kind).items()}
+
+
+def ensure_entities_named(store, cur, names: list[str], now,
+                          kind: str | None = None) -> dict[str, tuple[int, str]]:
+    """name_key -> (entity_id, stored name) for every name, creating the missing ones."""
     if not names:
         return {}
     keys = [validate.name_key(n) for n in names]
-    found = dict(cur.execute(_FIND, {"tenant": store.tenant, "keys": keys}).fetchall())
+    found = {k: (int(i), n) for k, i, n in cur.execute(_FIND, {"tenant": store.tenant, "keys": keys}).fetchall()}
     missing = [(n, k) for n, k in zip(names, keys) if k not in found]
     if missing:
         new_ids = store.ids.take(len(missing))
         cur.execute(_INSERT, {"ids": new_ids, "tenant": store.tenant, "names": [n for n, _ in missing],
                               "keys": [k for _, k in missing], "kind": kind, "now": now})
-        found.update({k: i for (_, k), i in zip(missing, new_ids)})
+        found.update({k: (i, n) for (n, k), i in zip(missing, new_ids)})
     return {k: found[k] for k in keys}
 
 

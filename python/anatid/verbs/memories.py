@@ -12,7 +12,7 @@ from .. import text, validate
 from ..errors import ConflictError, NotFoundError, ValidationError
 from ..models import Episode, Memory
 from ._rows import MEMORY_COLUMNS, episode_from_row, memory_from_row
-from .entities import ensure_entities
+from .entities import ensure_entities_named
 from . import journal
 
 _INSERT_MEMORY = """
@@ -88,15 +88,17 @@ def _check_episode_arg(episode) -> None:
 
 def insert_memory(store, cur, *, memory_id: int, content: str, kind: str, confidence: float, writer,
                   entity_names: list[str], embedding, episode, valid_from, valid_to, now,
-                  supersedes: int | None = None, strength: float = 1.0, version: int = 1) -> None:
-    """Every row one new memory needs, inside the caller's transaction."""
+                  supersedes: int | None = None, strength: float = 1.0, version: int = 1) -> list[str]:
+    """Every row one new memory needs, inside the caller's transaction; returns the
+    entity names as stored (an existing entity keeps its first spelling)."""
     p = {"memory_id": memory_id, "version": version, "tenant": store.tenant, "content": content, "kind": kind,
          "confidence": confidence, "strength": strength, "writer": writer,
          "valid_from": valid_from if valid_from is not None else now, "valid_to": valid_to,
          "now": now, "supersedes": supersedes}
     episode_id = _episode_id(store, cur, episode, writer, now)
     cur.execute(_INSERT_MEMORY, p)
-    entity_ids = list(ensure_entities(store, cur, entity_names, now).values())
+    named = list(ensure_entities_named(store, cur, entity_names, now).values())
+    entity_ids = [eid for eid, _ in named]
     if entity_ids:
         cur.execute(_INSERT_ABOUT, {"edge_ids": store.ids.take(len(entity_ids)), "tenant": store.tenant,
                                     "memory_id": memory_id, "entity_ids": entity_ids,
@@ -111,6 +113,7 @@ def insert_memory(store, cur, *, memory_id: int, content: str, kind: str, confid
                     {"memory_id": memory_id, "episode_id": episode_id, "tenant": store.tenant})
     text.index_text(cur, store.tenant, memory_id, content)
     journal.text_changed(store, cur, [memory_id], now)
+    return [name for _, name in named]
 
 
 def _validate_memory_args(store, content, entities, kind, confidence, embedding, writer, episode,
@@ -150,14 +153,15 @@ def remember(store, content: str, entities=None, *, kind: str = "fact", confiden
                 pass  # a fact that becomes true later is allowed
             _ensure_dim(store, cur, vec)
             mid = store.ids.take()[0]
-            insert_memory(store, cur, memory_id=mid, content=content, kind=kind, confidence=confidence,
-                          writer=writer, entity_names=names, embedding=vec, episode=episode,
-                          valid_from=vf, valid_to=vt, now=t)
-            row = cur.execute(_CURRENT_VERSION, {"tenant": store.tenant, "memory_id": mid}).fetchone()
+            stored = insert_memory(store, cur, memory_id=mid, content=content, kind=kind, confidence=confidence,
+                                   writer=writer, entity_names=names, embedding=vec, episode=episode,
+                                   valid_from=vf, valid_to=vt, now=t)
     except BaseException:
         store.embedding_dim = dim_before
         raise
-    return memory_from_row(row, names)
+    # Built from what was written, not read back: one statement fewer per remember.
+    return memory_from_row((mid, 1, store.tenant, content, kind, confidence, 1.0, writer,
+                            vf if vf is not None else t, vt, t, None, None, None), stored)
 
 
 def current_version(store, cur, memory_id: int, verb: str):
