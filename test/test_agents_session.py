@@ -119,3 +119,20 @@ def test_satisfies_the_sdks_runtime_protocol(db):
     s = AnatidSession("conv-1", db)
     assert isinstance(s, memory.Session)
     assert not isinstance(s, memory.SessionABC)            # the protocol, not the internal ABC
+
+
+def test_read_only_handle_reads_existing_tables_and_names_the_fix_otherwise(db_path):
+    from anatid import Anatid, ReadOnlyError
+    open_db(db_path).close()
+    ro = Anatid.open(str(db_path), tenant=1, read_only=True)
+    with pytest.raises(ReadOnlyError, match="open the file once read-write"):
+        AnatidSession("conv-1", ro)
+    ro.close()
+    d = open_db(db_path)
+    run(AnatidSession("conv-1", d).add_items(ITEMS[:1]))
+    d.close()
+    ro = Anatid.open(str(db_path), tenant=1, read_only=True)
+    try:
+        assert run(AnatidSession("conv-1", ro).get_items()) == ITEMS[:1]
+    finally:
+        ro.close()
