@@ -1,0 +1,272 @@
+"""Crash safety: a writer is SIGKILLed at random moments, again and again.
+
+A zygote process imports anatid once and forks each writer, so a kill costs
+milliseconds, not an interpreter start. A writer runs random write verbs and
+writes one line per acknowledged write with os.write (unbuffered: a line on
+the pipe means the verb returned). After each kill the test reopens the file
+and checks that every acknowledged write is there, that nothing is half
+applied (SQL invariants, all-or-nothing batches, doctor()), and, when the
+extension loads, that native recall equals the SQL oracle, which a forked
+child computes with ANATID_NATIVE=0 on the same file.
+
+ANATID_CRASH_KILLS sets the number of kills (default 50; the benchmark runs more).
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from anatid import Anatid
+
+from conftest import ROOT
+
+KILLS = int(os.environ.get("ANATID_CRASH_KILLS", "50"))
+ENTITIES = ["ada", "bob", "cyd", "dee", "eve", "fay"]
+QUERIES = ["fact ada", "bulk item", "bob eve", "w3 note"]
+
+_ZYGOTE = r'''
+import json, os, random, sys
+sys.path.insert(0, sys.argv[1])
+import anatid
+from anatid import Anatid, AnatidError
+ENTITIES = json.loads(sys.argv[2])
+QUERIES = json.loads(sys.argv[3])
+
+def out(line):
+    os.write(1, (line + "\n").encode())
+
+def writer(path, run, seed):
+    rng = random.Random(seed)
+    db = Anatid.open(path, embedding_dim=4)
+    live = [int(r[0]) for r in db.connection.execute(
+        "SELECT memory_id FROM anatid_memories WHERE tx_to IS NULL AND valid_to IS NULL").fetchall()]
+    out("ready")
+    vec = lambda: [rng.uniform(0.1, 1.0) for _ in range(4)]
+    seq = 0
+    while True:
+        seq += 1
+        verb = rng.choice(["remember", "remember", "many", "relate", "supersede", "update", "forget"])
+        try:
+            if verb == "remember":
+                ents = rng.sample(ENTITIES, rng.randint(0, 2))
+                m = db.remember(f"w{run} note {seq} fact " + " ".join(ents), entities=ents,
+                                embedding=vec() if rng.random() < 0.7 else None,
+                                episode=f"said in run {run}" if rng.random() < 0.2 else None)
+                live.append(m.memory_id)
+                out(f"m {m.memory_id}")
+            elif verb == "many":
+                n = rng.randint(2, 40)
+                tag = f"b{run}x{seq}"
+                ids = db.remember_many([{"content": f"bulk item {i} {tag} of {n}",
+                                         "entities": rng.sample(ENTITIES, 1), "embedding": vec()}
+                                        for i in range(n)])
+                live.extend(ids)
+                out(f"b {tag} {n} " + " ".join(map(str, ids)))
+            elif verb == "relate":
+                a, b = rng.sample(ENTITIES, 2)
+                db.relate(a, b, "knows")
+                out(f"r {a} {b}")
+            elif live:
+                mid = rng.choice(live)
+                if verb == "supersede":
+                    new = db.supersede(mid, f"w{run} revised {seq}", embedding=vec())
+                    live.remove(mid); live.append(new.memory_id)
+                    out(f"s {mid} {new.memory_id}")
+                elif verb == "update":
+                    v = db.get(mid).version
+                    db.update(mid, f"w{run} corrected {seq}", expected_version=v)
+                    out(f"u {mid} {v + 1}")
+                else:
+                    db.forget(mid)
+                    live.remove(mid)
+                    out(f"f {mid}")
+        except AnatidError:
+            pass
+
+def oracle(path):
+    os.environ["ANATID_NATIVE"] = "0"
+    db = Anatid.open(path, read_only=True)
+    res = {"native": db.native.loaded}
+    for e in ENTITIES:
+        try:
+            res["2hop " + e] = [h.memory_id for h in db.recall_2hop(e, limit=100)]
+        except AnatidError as exc:
+            res["2hop " + e] = type(exc).__name__
+    for q in QUERIES:
+        res["recall " + q] = [[h.memory_id, round(h.score, 6)] for h in db.recall(q, k=20)]
+        res["vec " + q] = [[h.memory_id, round(h.score, 6)]
+                           for h in db.recall(q, k=20, embedding=[0.5, 0.2, 0.9, 0.1])]
+    db.close()
+    out("oracle " + json.dumps(res))
+
+for line in sys.stdin:
+    cmd = line.split()
+    if cmd[0] == "write":
+        pid = os.fork()
+        if pid == 0:
+            try:
+                writer(cmd[1], int(cmd[2]), int(cmd[3]))
+            finally:
+                os._exit(3)
+        out(f"pid {pid}")
+    elif cmd[0] == "reap":
+        os.waitpid(int(cmd[1]), 0)
+        out("reaped")
+    elif cmd[0] == "oracle":
+        pid = os.fork()
+        if pid == 0:
+            try:
+                oracle(cmd[1])
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        out("done")
+'''
+
+
+class Zygote:
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _ZYGOTE, str(ROOT / "python"), json.dumps(ENTITIES), json.dumps(QUERIES)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def send(self, line: str) -> None:
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def until(self, prefix: str) -> list[str]:
+        lines = []
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, f"zygote ended while waiting for {prefix!r}; got {lines[-5:]}"
+            line = line.rstrip("\n")
+            if line.startswith(prefix):
+                return lines + [line]
+            lines.append(line)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def native_answers(db) -> dict:
+    from anatid import AnatidError
+    res = {"native": db.native.loaded}
+    for e in ENTITIES:
+        try:
+            res["2hop " + e] = [h.memory_id for h in db.recall_2hop(e, limit=100)]
+        except AnatidError as exc:
+            res["2hop " + e] = type(exc).__name__
+    for q in QUERIES:
+        res["recall " + q] = [[h.memory_id, round(h.score, 6)] for h in db.recall(q, k=20)]
+        res["vec " + q] = [[h.memory_id, round(h.score, 6)]
+                           for h in db.recall(q, k=20, embedding=[0.5, 0.2, 0.9, 0.1])]
+    return res
+
+
+INVARIANTS = {
+    "two believed versions of one memory":
+        "SELECT memory_id FROM anatid_memories WHERE tx_to IS NULL GROUP BY memory_id HAVING count(*) > 1",
+    "text doc of a memory that is not believed":
+        "SELECT memory_id FROM anatid_text_docs EXCEPT SELECT memory_id FROM anatid_memories WHERE tx_to IS NULL",
+    "open memory without text doc":
+        "SELECT memory_id FROM anatid_memories WHERE tx_to IS NULL AND valid_to IS NULL "
+        "EXCEPT SELECT memory_id FROM anatid_text_docs",
+    "postings without text doc":
+        "SELECT memory_id FROM anatid_postings EXCEPT SELECT memory_id FROM anatid_text_docs",
+    "about edge to a missing memory or entity":
+        "SELECT edge_id FROM anatid_edges e WHERE kind = 'about' AND (src_id NOT IN (SELECT memory_id FROM "
+        "anatid_memories) OR dst_id NOT IN (SELECT entity_id FROM anatid_entities))",
+    "embedding of a missing memory":
+        "SELECT memory_id FROM anatid_embeddings EXCEPT SELECT memory_id FROM anatid_memories",
+    "supersede without its edge":
+        "SELECT memory_id FROM anatid_memories WHERE supersedes IS NOT NULL AND version = 1 AND memory_id NOT IN "
+        "(SELECT src_id FROM anatid_edges WHERE kind = 'supersedes')",
+    "closed memory whose successor is missing":
+        "SELECT memory_id FROM anatid_memories WHERE superseded_by IS NOT NULL "
+        "AND superseded_by NOT IN (SELECT memory_id FROM anatid_memories)",
+    "evidence of a missing episode":
+        "SELECT memory_id FROM anatid_evidence WHERE episode_id NOT IN (SELECT episode_id FROM anatid_episodes)",
+    "a batch only partly written":
+        "SELECT tag FROM (SELECT split_part(content, ' ', 4) AS tag, split_part(content, ' ', 6)::INT AS n, "
+        "count(DISTINCT memory_id) AS c FROM anatid_memories WHERE content LIKE 'bulk item %' GROUP BY ALL) "
+        "WHERE c <> n",
+}
+
+
+def check_file(path: str, acks: list[str]) -> dict:
+    db = Anatid.open(path, embedding_dim=4)
+    try:
+        con = db.connection
+        for name, sql in INVARIANTS.items():
+            assert con.execute(sql).fetchall() == [], name
+        ids = {int(r[0]) for r in con.execute("SELECT DISTINCT memory_id FROM anatid_memories").fetchall()}
+        edges = {(a, b) for a, b in con.execute(
+            "SELECT s.name, d.name FROM anatid_edges e JOIN anatid_entities s ON s.entity_id = e.src_id "
+            "JOIN anatid_entities d ON d.entity_id = e.dst_id WHERE e.kind = 'relates'").fetchall()}
+        for ack in acks:
+            kind, *rest = ack.split()
+            if kind == "m":
+                assert int(rest[0]) in ids, ack
+            elif kind == "b":
+                assert len(rest) == 2 + int(rest[1]) and {int(x) for x in rest[2:]} <= ids, ack
+            elif kind == "r":
+                assert (rest[0], rest[1]) in edges, ack
+            elif kind == "s":
+                assert int(rest[1]) in ids
+                assert db.get(int(rest[0])).superseded_by == int(rest[1]), ack
+            elif kind == "u":
+                assert db.get(int(rest[0])).version >= int(rest[1]), ack
+            elif kind == "f":
+                assert con.execute("SELECT count(*) FROM anatid_memories WHERE memory_id = $id AND tx_to IS NULL",
+                                   {"id": int(rest[0])}).fetchone()[0] == 0, ack
+        if hasattr(db, "doctor"):
+            report = db.doctor()
+            errors = [f for f in report.findings if f.severity == "error" and f.check != "native_extension"]
+            assert errors == [], errors
+        return native_answers(db) if db.native.loaded else {"native": False}
+    finally:
+        db.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the zygote forks writers")
+def test_sigkill_at_random_moments_loses_no_acknowledged_write(tmp_path):
+    path = str(tmp_path / "crash.anatid")
+    Anatid.open(path, embedding_dim=4).close()
+    rng = random.Random(int(os.environ.get("ANATID_CRASH_SEED", "9")))
+    zygote = Zygote()
+    acks: list[str] = []
+    compared = 0
+    started = time.monotonic()
+    try:
+        for run in range(KILLS):
+            zygote.send(f"write {path} {run} {rng.randrange(2**32)}")
+            pid = int(zygote.until("pid ")[-1].split()[1])
+            lines = zygote.until("ready")
+            time.sleep(rng.uniform(0.0, 0.25))
+            os.kill(pid, signal.SIGKILL)
+            zygote.send(f"reap {pid}")
+            lines += zygote.until("reaped")
+            run_acks = [ln for ln in lines if ln[:2] in ("m ", "b ", "r ", "s ", "u ", "f ")]
+            assert all(ln[:2] in ("m ", "b ", "r ", "s ", "u ", "f ") or ln in ("ready", "reaped") for ln in lines), lines
+            acks += run_acks
+            mine = check_file(path, acks)
+            if mine["native"]:
+                zygote.send(f"oracle {path}")
+                oracle = json.loads(zygote.until("oracle ")[-1][len("oracle "):])
+                zygote.until("done")
+                assert {k: v for k, v in mine.items() if k != "native"} == \
+                       {k: v for k, v in oracle.items() if k != "native"}, f"run {run}"
+                compared += 1
+    finally:
+        zygote.close()
+    assert len(acks) > KILLS  # the writers did get work done between kills
+    print(f"{KILLS} kills, {len(acks)} acknowledged writes, {compared} native/oracle comparisons, "
+          f"{time.monotonic() - started:.1f}s")
