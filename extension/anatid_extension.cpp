@@ -21,6 +21,8 @@ const anatid::SqlObject kNativeFunctions[] = {
     {"anatid_graph_load", "scalar", anatid::RegisterAnatidGraphLoad},
     {"anatid_graph_resident", "scalar", anatid::RegisterAnatidGraphResident},
     {"anatid_graph_cache_stats", "scalar", anatid::RegisterAnatidGraphCacheStats},
+    {"anatid_hybrid_rank", "scalar", anatid::RegisterAnatidHybridRank},
+    {"anatid_hybrid_cached", "scalar", anatid::RegisterAnatidHybridCached},
 };
 
 } // namespace

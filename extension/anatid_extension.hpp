@@ -26,6 +26,11 @@ struct SqlObject {
 // --- scalar functions --------------------------------------------------------
 // anatid_version() -> VARCHAR: the extension's version (ANATID_VERSION).
 void RegisterAnatidVersion(duckdb_connection connection);
+// anatid_hybrid_rank(<33 arguments>) -> LIST(STRUCT(memory_id, score, rv, rt, rg, hop)): the native
+// half of anatid.anatid_hybrid (scores, ranks and fuses; see anatid_hybrid_rank.cpp).
+void RegisterAnatidHybridRank(duckdb_connection connection);
+// anatid_hybrid_cached(kind, generation, nonce) -> BOOLEAN: whether this process holds it parsed.
+void RegisterAnatidHybridCached(duckdb_connection connection);
 
 // --- graph recall (src/graph_*.hpp; python/anatid/indexes/graph.py) ---------------
 // anatid_graph_build(row_kind, x, y, text, generation_id, tenant_id, built_at) -> BLOB (aggregate)

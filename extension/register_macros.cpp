@@ -10,6 +10,7 @@
 // DUCKDB_EXTENSION_ENTRYPOINT closes before LOAD returns: we never keep one (it
 // would hold the file lock and miss the caller's uncommitted writes).
 #include "anatid_extension.hpp"
+#include "anatid_hybrid_sql.hpp"
 #include "capi_util.hpp"
 
 #include <string>
@@ -26,13 +27,21 @@ struct MacroDef {
 	const char *name;       // created as anatid.<name>
 	const char *parameters; // "(a, b := 10)"
 	const char *body;       // SELECT ... (the AS TABLE body)
+	// CREATE TEMP TABLE IF NOT EXISTS ... for every table the body reads. DuckDB 2.0
+	// binds a macro body's table names at CREATE time (1.5.5 did not) although calls
+	// bind against the caller's database; on a new file the tables do not exist yet at
+	// LOAD, so creation binds against these column-compatible stubs, which live only
+	// in the load connection's TEMP catalog and vanish with it.
+	const char *stubs;
 };
 
 // Every table macro besides anatid_functions(), which is generated below from the
 // registration table so the list can never drift from what is registered.
 // Add one line per macro; keep long SQL in raw-string constants above it.
 const std::vector<MacroDef> &Macros() {
-	static const std::vector<MacroDef> macros = {};
+	static const std::vector<MacroDef> macros = {
+	    {"anatid_hybrid", kHybridMacroParameters, kHybridMacroBody, kHybridMacroStubs},
+	};
 	return macros;
 }
 
@@ -85,6 +94,9 @@ std::string CreateMacroCatalog(duckdb_connection connection, const SqlObject *na
 	statements.emplace_back("anatid_functions", CreateMacroSql("anatid_functions", "()",
 	                                                           FunctionsMacroBody(natives, native_count)));
 	for (const MacroDef &macro : Macros()) {
+		if (macro.stubs) {
+			statements.emplace_back(std::string(macro.name) + " (stub tables)", macro.stubs);
+		}
 		statements.emplace_back(macro.name, CreateMacroSql(macro.name, macro.parameters, macro.body));
 	}
 	for (const auto &statement : statements) {

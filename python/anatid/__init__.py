@@ -7,7 +7,7 @@ from .models import Edge, Entity, Episode, Hit, Memory, Provenance, RecallHits
 from .pool import DatabasePool  # noqa: F401
 from .store import BRUTE_FORCE_CEILING, SCAN_CEILING
 from .timeutil import utcnow
-from . import native_graph  # noqa: F401,E402  the native graph engine and the graph journal hooks
+from . import indexes, native_graph, native_hybrid  # noqa: F401,E402  journal hooks; the native engines
 
 __all__ = ["Anatid", "AsOf", "AnatidError", "BruteForceCeilingError", "ConflictError", "DatabaseLocked",
            "EmbeddingDimensionError", "NotFoundError", "ReadOnlyError", "SchemaVersionError", "ValidationError",

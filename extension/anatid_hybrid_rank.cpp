@@ -1,0 +1,405 @@
+// anatid_hybrid_rank(...) -> LIST(STRUCT(memory_id, score, rv, rt, rg, hop))
+// anatid_hybrid_cached(kind VARCHAR, generation BIGINT, nonce BIGINT) -> BOOLEAN
+//
+// The native half of anatid.anatid_hybrid (the table macro in anatid_hybrid_sql.hpp
+// gathers these arguments from the caller's tables in the caller's transaction).
+// anatid_hybrid_rank takes the base generations (BLOB parts, NULL when cached), the
+// journal rows, the query and the graph arm's ranked ids, runs the core
+// (src/hybrid.hpp) and returns the fused top k. anatid_hybrid_cached lets the macro
+// skip reading generation BLOBs that this process has already parsed.
+#include "anatid_extension.hpp"
+#include "capi_util.hpp"
+#include "hybrid.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace anatid {
+
+namespace {
+
+// ---- argument layout ------------------------------------------------------------
+enum Arg : idx_t {
+	kTextGen, kTextNonce, kTextParts, kQueryTerms, kTextTouched,
+	kDocId, kDocLen, kDocFrom, kDocTo, kPostId, kPostTerm, kPostTf,
+	kVecGen, kVecNonce, kVecParts, kQueryVec, kQueryNorm, kVecTouched,
+	kJvecId, kJvecFrom, kJvecTo, kJvecNorm, kJvecValues,
+	kGraphId, kGraphHop,
+	kValidAt, kDepth, kK, kWv, kWt, kWg, kTextCeiling, kVecCeiling,
+	kArgCount
+};
+
+struct ArgSpec {
+	const char *name;
+	duckdb_type type;  // scalar type, or the element type when list_depth > 0
+	int list_depth;
+};
+
+const ArgSpec kArgs[kArgCount] = {
+    {"text_gen", DUCKDB_TYPE_BIGINT, 0},     {"text_nonce", DUCKDB_TYPE_BIGINT, 0},
+    {"text_parts", DUCKDB_TYPE_BLOB, 1},     {"query_terms", DUCKDB_TYPE_VARCHAR, 1},
+    {"text_touched", DUCKDB_TYPE_BIGINT, 1}, {"doc_id", DUCKDB_TYPE_BIGINT, 1},
+    {"doc_len", DUCKDB_TYPE_INTEGER, 1},     {"doc_from", DUCKDB_TYPE_BIGINT, 1},
+    {"doc_to", DUCKDB_TYPE_BIGINT, 1},       {"post_id", DUCKDB_TYPE_BIGINT, 1},
+    {"post_term", DUCKDB_TYPE_VARCHAR, 1},   {"post_tf", DUCKDB_TYPE_INTEGER, 1},
+    {"vec_gen", DUCKDB_TYPE_BIGINT, 0},      {"vec_nonce", DUCKDB_TYPE_BIGINT, 0},
+    {"vec_parts", DUCKDB_TYPE_BLOB, 1},      {"query_vec", DUCKDB_TYPE_DOUBLE, 1},
+    {"query_norm", DUCKDB_TYPE_DOUBLE, 0},   {"vec_touched", DUCKDB_TYPE_BIGINT, 1},
+    {"jvec_id", DUCKDB_TYPE_BIGINT, 1},      {"jvec_from", DUCKDB_TYPE_BIGINT, 1},
+    {"jvec_to", DUCKDB_TYPE_BIGINT, 1},      {"jvec_norm", DUCKDB_TYPE_DOUBLE, 1},
+    {"jvec_values", DUCKDB_TYPE_FLOAT, 2},   {"graph_id", DUCKDB_TYPE_BIGINT, 1},
+    {"graph_hop", DUCKDB_TYPE_INTEGER, 1},   {"valid_at", DUCKDB_TYPE_BIGINT, 0},
+    {"depth", DUCKDB_TYPE_BIGINT, 0},        {"k", DUCKDB_TYPE_BIGINT, 0},
+    {"wv", DUCKDB_TYPE_DOUBLE, 0},           {"wt", DUCKDB_TYPE_DOUBLE, 0},
+    {"wg", DUCKDB_TYPE_DOUBLE, 0},           {"text_ceiling", DUCKDB_TYPE_BIGINT, 0},
+    {"vector_ceiling", DUCKDB_TYPE_BIGINT, 0},
+};
+
+// ---- reading one row's arguments ------------------------------------------------
+bool IsValid(duckdb_vector v, idx_t row) {
+	uint64_t *validity = duckdb_vector_get_validity(v);
+	return !validity || duckdb_validity_row_is_valid(validity, row);
+}
+
+template <class T>
+bool Scalar(duckdb_vector v, idx_t row, T &out) {
+	if (!IsValid(v, row)) {
+		return false;
+	}
+	out = static_cast<const T *>(duckdb_vector_get_data(v))[row];
+	return true;
+}
+
+// The [offset, offset + length) slice of a list row; false for a NULL list.
+bool ListSlice(duckdb_vector v, idx_t row, idx_t &offset, idx_t &length) {
+	if (!IsValid(v, row)) {
+		return false;
+	}
+	const auto *entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(v));
+	offset = entries[row].offset;
+	length = entries[row].length;
+	return true;
+}
+
+template <class T>
+std::vector<T> List(duckdb_vector v, idx_t row, const char *name) {
+	idx_t offset = 0, length = 0;
+	std::vector<T> out;
+	if (!ListSlice(v, row, offset, length)) {
+		return out;
+	}
+	duckdb_vector child = duckdb_list_vector_get_child(v);
+	const T *data = static_cast<const T *>(duckdb_vector_get_data(child));
+	out.reserve(length);
+	for (idx_t i = offset; i < offset + length; i++) {
+		if (!IsValid(child, i)) {
+			throw std::invalid_argument(std::string("anatid_hybrid_rank: NULL element in ") + name);
+		}
+		out.push_back(data[i]);
+	}
+	return out;
+}
+
+// Strings and BLOBs as views into DuckDB's vectors (valid for this call).
+std::vector<std::string_view> StringList(duckdb_vector v, idx_t row, const char *name) {
+	idx_t offset = 0, length = 0;
+	std::vector<std::string_view> out;
+	if (!ListSlice(v, row, offset, length)) {
+		return out;
+	}
+	duckdb_vector child = duckdb_list_vector_get_child(v);
+	auto *data = static_cast<duckdb_string_t *>(duckdb_vector_get_data(child));
+	out.reserve(length);
+	for (idx_t i = offset; i < offset + length; i++) {
+		if (!IsValid(child, i)) {
+			throw std::invalid_argument(std::string("anatid_hybrid_rank: NULL element in ") + name);
+		}
+		out.emplace_back(duckdb_string_t_data(&data[i]), duckdb_string_t_length(data[i]));
+	}
+	return out;
+}
+
+void CheckSameLength(size_t a, size_t b, const char *name) {
+	if (a != b) {
+		throw std::invalid_argument(std::string("anatid_hybrid_rank: ") + name + " lists differ in length");
+	}
+}
+
+HybridRequest ReadRequest(duckdb_data_chunk input, idx_t row, std::shared_ptr<const TextGeneration> &base) {
+	auto arg = [&](Arg a) { return duckdb_data_chunk_get_vector(input, a); };
+	HybridRequest req;
+	int64_t depth = 50, k = 10, valid_at = 0;
+	if (!Scalar(arg(kValidAt), row, valid_at)) {
+		throw std::invalid_argument("anatid_hybrid_rank: valid_at is NULL");
+	}
+	Scalar(arg(kDepth), row, depth);
+	Scalar(arg(kK), row, k);
+	if (k < 1 || depth < 1) {
+		throw std::invalid_argument("anatid_hybrid_rank: k and depth must be positive");
+	}
+	depth = std::max(depth, k);
+	Scalar(arg(kWv), row, req.weights.vector);
+	Scalar(arg(kWt), row, req.weights.text);
+	Scalar(arg(kWg), row, req.weights.graph);
+	req.k = static_cast<size_t>(k);
+	if (!Scalar(arg(kTextCeiling), row, req.text_ceiling)) {
+		req.text_ceiling = INT64_MAX;
+	}
+	if (!Scalar(arg(kVecCeiling), row, req.vector_ceiling)) {
+		req.vector_ceiling = INT64_MAX;
+	}
+
+	// text arm: runs when the query has terms
+	auto terms = StringList(arg(kQueryTerms), row, "query_terms");
+	req.use_text = !terms.empty();
+	if (req.use_text) {
+		Bm25Input &t = req.text;
+		t.terms = std::move(terms);
+		t.valid_at = valid_at;
+		t.depth = static_cast<size_t>(depth);
+		GenerationKey key {0, 0};
+		if (Scalar(arg(kTextGen), row, key.id)) {
+			Scalar(arg(kTextNonce), row, key.nonce);
+			idx_t off, len;
+			const bool have = ListSlice(arg(kTextParts), row, off, len);
+			auto parts = StringList(arg(kTextParts), row, "text_parts");
+			req.text_has_base = true;
+			base = TextGenerationFor(key, parts, have); // held by the caller for this call
+			t.base = base.get();
+		}
+		t.touched = List<int64_t>(arg(kTextTouched), row, "text_touched");
+		auto ids = List<int64_t>(arg(kDocId), row, "doc_id");
+		auto lens = List<int32_t>(arg(kDocLen), row, "doc_len");
+		auto from = List<int64_t>(arg(kDocFrom), row, "doc_from");
+		auto to = List<int64_t>(arg(kDocTo), row, "doc_to");
+		CheckSameLength(ids.size(), lens.size(), "doc");
+		CheckSameLength(ids.size(), from.size(), "doc");
+		CheckSameLength(ids.size(), to.size(), "doc");
+		for (size_t i = 0; i < ids.size(); i++) {
+			t.docs.push_back(JournalDoc {ids[i], lens[i], from[i], to[i]});
+		}
+		auto pid = List<int64_t>(arg(kPostId), row, "post_id");
+		auto pterm = StringList(arg(kPostTerm), row, "post_term");
+		auto ptf = List<int32_t>(arg(kPostTf), row, "post_tf");
+		CheckSameLength(pid.size(), pterm.size(), "post");
+		CheckSameLength(pid.size(), ptf.size(), "post");
+		for (size_t i = 0; i < pid.size(); i++) {
+			t.postings.push_back(JournalPosting {pid[i], pterm[i], ptf[i]});
+		}
+	}
+	return req;
+}
+
+// Vector arm arguments; kept apart because the journal's float lists need owners.
+void ReadVectorArm(duckdb_data_chunk input, idx_t row, HybridRequest &req, std::vector<double> &query,
+                   std::shared_ptr<const VectorGeneration> &base) {
+	auto arg = [&](Arg a) { return duckdb_data_chunk_get_vector(input, a); };
+	query = List<double>(arg(kQueryVec), row, "query_vec");
+	req.use_vector = !query.empty();
+	if (!req.use_vector) {
+		return;
+	}
+	CosineInput &v = req.vector;
+	v.query = query.data();
+	v.dim = query.size();
+	if (!Scalar(arg(kQueryNorm), row, v.query_norm)) {
+		throw std::invalid_argument("anatid_hybrid_rank: query_norm is NULL");
+	}
+	Scalar(arg(kValidAt), row, v.valid_at);
+	int64_t depth = 50, k = 10;
+	Scalar(arg(kDepth), row, depth);
+	Scalar(arg(kK), row, k);
+	v.depth = static_cast<size_t>(std::max(depth, k));
+	GenerationKey key {0, 0};
+	if (Scalar(arg(kVecGen), row, key.id)) {
+		Scalar(arg(kVecNonce), row, key.nonce);
+		idx_t off, len;
+		const bool have = ListSlice(arg(kVecParts), row, off, len);
+		base = VectorGenerationFor(key, StringList(arg(kVecParts), row, "vec_parts"), have);
+		v.base = base.get();
+	}
+	v.touched = List<int64_t>(arg(kVecTouched), row, "vec_touched");
+	auto ids = List<int64_t>(arg(kJvecId), row, "jvec_id");
+	auto from = List<int64_t>(arg(kJvecFrom), row, "jvec_from");
+	auto to = List<int64_t>(arg(kJvecTo), row, "jvec_to");
+	auto norms = List<double>(arg(kJvecNorm), row, "jvec_norm");
+	CheckSameLength(ids.size(), from.size(), "jvec");
+	CheckSameLength(ids.size(), to.size(), "jvec");
+	CheckSameLength(ids.size(), norms.size(), "jvec");
+	// FLOAT[][]: outer list -> inner lists -> floats, contiguous per inner list
+	duckdb_vector outer = arg(kJvecValues);
+	idx_t off = 0, len = 0;
+	if (!ListSlice(outer, row, off, len) || len != ids.size()) {
+		if (!ids.empty()) {
+			throw std::invalid_argument("anatid_hybrid_rank: jvec_values does not match jvec_id");
+		}
+		return;
+	}
+	duckdb_vector inner = duckdb_list_vector_get_child(outer);
+	const auto *inner_entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(inner));
+	const float *floats = static_cast<const float *>(duckdb_vector_get_data(duckdb_list_vector_get_child(inner)));
+	for (idx_t i = 0; i < len; i++) {
+		const duckdb_list_entry e = inner_entries[off + i];
+		if (e.length != v.dim) {
+			throw std::invalid_argument("anatid_hybrid_rank: a stored vector has " + std::to_string(e.length) +
+			                            " dimensions, the query " + std::to_string(v.dim));
+		}
+		v.vectors.push_back(JournalVector {ids[i], from[i], to[i], norms[i], floats + e.offset});
+	}
+}
+
+// ---- execute ----------------------------------------------------------------------
+void RankExecute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
+	const idx_t rows = duckdb_data_chunk_get_size(input);
+	auto *out_lists = static_cast<duckdb_list_entry *>(duckdb_vector_get_data(output));
+	duckdb_vector child = duckdb_list_vector_get_child(output);
+	idx_t total = duckdb_list_vector_get_size(output);
+	for (idx_t row = 0; row < rows; row++) {
+		std::shared_ptr<const TextGeneration> tbase;
+		HybridRequest req = ReadRequest(input, row, tbase);
+		std::vector<double> query;
+		std::shared_ptr<const VectorGeneration> vbase;
+		ReadVectorArm(input, row, req, query, vbase);
+		auto gids = List<int64_t>(duckdb_data_chunk_get_vector(input, kGraphId), row, "graph_id");
+		auto ghops = List<int32_t>(duckdb_data_chunk_get_vector(input, kGraphHop), row, "graph_hop");
+		CheckSameLength(gids.size(), ghops.size(), "graph");
+		req.use_graph = !gids.empty();
+		req.graph_ids = std::move(gids);
+		req.graph_hops = std::move(ghops);
+		const std::vector<HybridHit> hits = HybridRecall(req);
+
+		duckdb_list_vector_reserve(output, total + hits.size());
+		duckdb_list_vector_set_size(output, total + hits.size());
+		child = duckdb_list_vector_get_child(output);
+		auto *ids = static_cast<int64_t *>(duckdb_vector_get_data(duckdb_struct_vector_get_child(child, 0)));
+		auto *scores = static_cast<double *>(duckdb_vector_get_data(duckdb_struct_vector_get_child(child, 1)));
+		duckdb_vector ranks[3] = {duckdb_struct_vector_get_child(child, 2), duckdb_struct_vector_get_child(child, 3),
+		                          duckdb_struct_vector_get_child(child, 4)};
+		duckdb_vector hop_vec = duckdb_struct_vector_get_child(child, 5);
+		auto *hops = static_cast<int32_t *>(duckdb_vector_get_data(hop_vec));
+		for (size_t i = 0; i < hits.size(); i++) {
+			const idx_t at = total + i;
+			const HybridHit &h = hits[i];
+			ids[at] = h.id;
+			scores[at] = h.score;
+			const int64_t r[3] = {h.rank_vector, h.rank_text, h.rank_graph};
+			for (int a = 0; a < 3; a++) {
+				static_cast<int64_t *>(duckdb_vector_get_data(ranks[a]))[at] = r[a];
+				if (r[a] == 0) {
+					duckdb_vector_ensure_validity_writable(ranks[a]);
+					duckdb_validity_set_row_invalid(duckdb_vector_get_validity(ranks[a]), at);
+				}
+			}
+			hops[at] = h.hop;
+			if (h.hop < 0) {
+				duckdb_vector_ensure_validity_writable(hop_vec);
+				duckdb_validity_set_row_invalid(duckdb_vector_get_validity(hop_vec), at);
+			}
+		}
+		out_lists[row].offset = total;
+		out_lists[row].length = hits.size();
+		total += hits.size();
+	}
+}
+
+void CachedExecute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
+	const idx_t rows = duckdb_data_chunk_get_size(input);
+	duckdb_vector kinds = duckdb_data_chunk_get_vector(input, 0);
+	duckdb_vector gens = duckdb_data_chunk_get_vector(input, 1);
+	duckdb_vector nonces = duckdb_data_chunk_get_vector(input, 2);
+	auto *kind_data = static_cast<duckdb_string_t *>(duckdb_vector_get_data(kinds));
+	auto *out = static_cast<bool *>(duckdb_vector_get_data(output));
+	for (idx_t row = 0; row < rows; row++) {
+		GenerationKey key {0, 0};
+		out[row] = false;
+		if (!IsValid(kinds, row) || !Scalar(gens, row, key.id) || !Scalar(nonces, row, key.nonce)) {
+			continue;
+		}
+		const std::string_view kind(duckdb_string_t_data(&kind_data[row]), duckdb_string_t_length(kind_data[row]));
+		if (kind == "text") {
+			out[row] = HasGeneration(GenerationKind::kText, key);
+		} else if (kind == "vector") {
+			out[row] = HasGeneration(GenerationKind::kVector, key);
+		} else {
+			throw std::invalid_argument("anatid_hybrid_cached: kind must be 'text' or 'vector'");
+		}
+	}
+}
+
+// ---- registration -----------------------------------------------------------------
+duckdb_logical_type MakeType(duckdb_type type, int list_depth) {
+	duckdb_logical_type t = duckdb_create_logical_type(type);
+	for (int i = 0; i < list_depth; i++) {
+		duckdb_logical_type list = duckdb_create_list_type(t);
+		duckdb_destroy_logical_type(&t);
+		t = list;
+	}
+	return t;
+}
+
+duckdb_logical_type ResultType() {
+	const char *names[] = {"memory_id", "score", "rv", "rt", "rg", "hop"};
+	duckdb_logical_type members[] = {
+	    duckdb_create_logical_type(DUCKDB_TYPE_BIGINT), duckdb_create_logical_type(DUCKDB_TYPE_DOUBLE),
+	    duckdb_create_logical_type(DUCKDB_TYPE_BIGINT), duckdb_create_logical_type(DUCKDB_TYPE_BIGINT),
+	    duckdb_create_logical_type(DUCKDB_TYPE_BIGINT), duckdb_create_logical_type(DUCKDB_TYPE_INTEGER)};
+	duckdb_logical_type row = duckdb_create_struct_type(members, names, 6);
+	for (auto &m : members) {
+		duckdb_destroy_logical_type(&m);
+	}
+	duckdb_logical_type list = duckdb_create_list_type(row);
+	duckdb_destroy_logical_type(&row);
+	return list;
+}
+
+void RegisterScalar(duckdb_connection connection, duckdb_scalar_function function, const char *name) {
+	const duckdb_state state = duckdb_register_scalar_function(connection, function);
+	duckdb_destroy_scalar_function(&function);
+	if (state == DuckDBError) {
+		throw std::runtime_error(std::string("anatid: could not register scalar function ") + name);
+	}
+}
+
+} // namespace
+
+void RegisterAnatidHybridRank(duckdb_connection connection) {
+	duckdb_scalar_function f = duckdb_create_scalar_function();
+	duckdb_scalar_function_set_name(f, "anatid_hybrid_rank");
+	for (const ArgSpec &a : kArgs) {
+		duckdb_logical_type t = MakeType(a.type, a.list_depth);
+		duckdb_scalar_function_add_parameter(f, t);
+		duckdb_destroy_logical_type(&t);
+	}
+	duckdb_logical_type result = ResultType();
+	duckdb_scalar_function_set_return_type(f, result);
+	duckdb_destroy_logical_type(&result);
+	duckdb_scalar_function_set_special_handling(f); // NULL arguments mean "absent", not "NULL result"
+	duckdb_scalar_function_set_volatile(f);         // reads the process-wide generation cache
+	duckdb_scalar_function_set_function(f, GuardScalar<RankExecute>);
+	RegisterScalar(connection, f, "anatid_hybrid_rank");
+}
+
+void RegisterAnatidHybridCached(duckdb_connection connection) {
+	duckdb_scalar_function f = duckdb_create_scalar_function();
+	duckdb_scalar_function_set_name(f, "anatid_hybrid_cached");
+	duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+	duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
+	duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
+	duckdb_scalar_function_add_parameter(f, varchar);
+	duckdb_scalar_function_add_parameter(f, bigint);
+	duckdb_scalar_function_add_parameter(f, bigint);
+	duckdb_scalar_function_set_return_type(f, boolean);
+	duckdb_destroy_logical_type(&varchar);
+	duckdb_destroy_logical_type(&bigint);
+	duckdb_destroy_logical_type(&boolean);
+	duckdb_scalar_function_set_special_handling(f);
+	duckdb_scalar_function_set_volatile(f); // the answer changes as the cache fills
+	duckdb_scalar_function_set_function(f, GuardScalar<CachedExecute>);
+	RegisterScalar(connection, f, "anatid_hybrid_cached");
+}
+
+} // namespace anatid

@@ -1,0 +1,152 @@
+"""The text index: per-tenant base generations of the postings plus a journal.
+
+Every write that changes a memory's text or visibility appends the memory id to
+`anatid_text_journal` in its own transaction (the journal hooks below), so the
+next read sees it with nothing rebuilt. `rebuild_fts_index()` folds the journal
+into a new immutable generation (BLOB parts the extension parses once per
+process) and empties the journal, in one transaction. A document scores the same
+in either place: BM25 statistics are computed over the union at read time.
+
+Generation layout (little-endian), one BLOB per part, in part order:
+  0 header int64[4] = {magic, n_docs, n_terms, n_postings}
+  1 memory ids int64[n]     2 doc lengths int32[n]
+  3 valid_from int64[n] us  4 valid_to int64[n] us (INT64_MAX when open)
+  5 term offsets int64[n_terms + 1] into part 6, the UTF-8 terms concatenated
+  7 posting starts int64[n_terms + 1]
+  8 posting document index int32[P]   9 posting tf int32[P]
+"""
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+
+from ..verbs import journal
+
+TEXT_MAGIC = 0x31305854414E41   # "ANATX01", src/bm25.hpp kTextMagic
+OPEN_END = np.iinfo(np.int64).max
+
+_JOURNAL = "INSERT INTO anatid_text_journal (tenant_id, memory_id) SELECT $tenant, unnest($ids)"
+
+_DOCS = """
+SELECT d.memory_id, d.doc_len, epoch_us(m.valid_from) AS vf,
+       coalesce(epoch_us(m.valid_to), 9223372036854775807) AS vt
+FROM anatid_text_docs d JOIN anatid_memories m
+  ON m.memory_id = d.memory_id AND m.tenant_id = d.tenant_id AND m.tx_to IS NULL
+WHERE d.tenant_id = $tenant
+ORDER BY d.memory_id
+"""
+
+_POSTINGS = """
+SELECT p.term, p.memory_id, p.tf
+FROM anatid_postings p SEMI JOIN anatid_memories m
+  ON m.memory_id = p.memory_id AND m.tenant_id = p.tenant_id AND m.tx_to IS NULL
+WHERE p.tenant_id = $tenant
+ORDER BY p.term, p.memory_id
+"""
+
+
+def _journal(store, cur, memory_ids, now=None) -> None:
+    ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
+    if ids:
+        cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids})
+
+
+_ERASE = """
+DELETE FROM anatid_{kind}_gen_parts WHERE gen_id IN (SELECT gen_id FROM anatid_{kind}_gen WHERE tenant_id = $tenant);
+DELETE FROM anatid_{kind}_gen WHERE tenant_id = $tenant;
+DELETE FROM anatid_{kind}_journal WHERE tenant_id = $tenant;
+INSERT INTO anatid_{kind}_journal (tenant_id, memory_id)
+SELECT DISTINCT $tenant, memory_id FROM {source} WHERE tenant_id = $tenant AND memory_id <> $id;
+"""
+
+
+def erase_from_index(store, cur, kind: str, source: str, memory_id: int) -> None:
+    """A hard forget must leave no trace of the text, and a generation holds it: drop the
+    generation and journal every remaining document instead, so reads scan exactly until
+    the next rebuild. Runs before the canonical rows go (journal.memory_erased)."""
+    for statement in _ERASE.format(kind=kind, source=source).split(";"):
+        if statement.strip():
+            p = {"tenant": store.tenant, **({"id": memory_id} if "$id" in statement else {})}
+            cur.execute(statement, p)
+
+
+journal.register("text_changed", _journal)
+journal.register("memory_closed", _journal)
+journal.register("memory_erased", lambda store, cur, memory_id: erase_from_index(
+    store, cur, "text", "anatid_text_docs", memory_id))
+
+
+def arrow(result):
+    """The result as a pyarrow Table (duckdb 2.0 renamed fetch_arrow_table)."""
+    fetch = getattr(result, "fetch_arrow_table", None) or getattr(result, "to_arrow_table")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "an extra copy": fine for a rebuild
+        return fetch()
+
+
+def _bytes(a: np.ndarray, dtype) -> bytes:
+    return np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
+
+
+def build_parts(cur, tenant: int) -> tuple[list[bytes], int]:
+    """The parts of a generation of `tenant`'s current postings, and its document count."""
+    docs = cur.execute(_DOCS, {"tenant": tenant}).fetchnumpy()
+    ids = np.asarray(docs["memory_id"], dtype=np.int64)
+    posts = arrow(cur.execute(_POSTINGS, {"tenant": tenant}))
+    terms = posts.column("term").to_pylist()
+    post_ids = posts.column("memory_id").to_numpy().astype(np.int64)
+    tfs = posts.column("tf").to_numpy().astype(np.int32)
+    # terms arrive sorted: each run of equal terms is one posting list
+    starts = [0]
+    dictionary: list[bytes] = []
+    for i, term in enumerate(terms):
+        if i == 0 or term != terms[i - 1]:
+            if i:
+                starts.append(i)
+            dictionary.append(term.encode("utf-8"))
+    starts.append(len(terms))
+    if not terms:
+        starts = [0]
+    lengths = np.fromiter((len(t) for t in dictionary), dtype=np.int64, count=len(dictionary))
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    doc_index = np.searchsorted(ids, post_ids).astype(np.int32)
+    header = np.array([TEXT_MAGIC, len(ids), len(dictionary), len(terms)], dtype=np.int64)
+    parts = [_bytes(header, np.int64), _bytes(ids, np.int64), _bytes(docs["doc_len"], np.int32),
+             _bytes(docs["vf"], np.int64), _bytes(docs["vt"], np.int64), _bytes(offsets, np.int64),
+             b"".join(dictionary), _bytes(np.asarray(starts, dtype=np.int64), np.int64),
+             _bytes(doc_index, np.int32), _bytes(tfs, np.int32)]
+    return parts, len(ids)
+
+
+def replace_generation(store, cur, kind: str, parts: list[bytes], count: int, now) -> int:
+    """Write a new generation of `kind` ('text' or 'vector') for the store's tenant,
+    drop the previous one and empty the journal (the caller's transaction)."""
+    gen_id = store.ids.take()[0]
+    nonce = int.from_bytes(os.urandom(8), "little", signed=True)
+    p = {"tenant": store.tenant}
+    cur.execute(f"DELETE FROM anatid_{kind}_gen_parts WHERE gen_id IN "
+                f"(SELECT gen_id FROM anatid_{kind}_gen WHERE tenant_id = $tenant)", p)
+    cur.execute(f"DELETE FROM anatid_{kind}_gen WHERE tenant_id = $tenant", p)
+    cur.execute(f"DELETE FROM anatid_{kind}_journal WHERE tenant_id = $tenant", p)
+    cur.execute(f"INSERT INTO anatid_{kind}_gen VALUES ($tenant, $gen, $nonce, $now, $n)",
+                {**p, "gen": gen_id, "nonce": nonce, "now": now, "n": count})
+    cur.execute(f"INSERT INTO anatid_{kind}_gen_parts SELECT $gen, unnest(range(len($parts))), unnest($parts)",
+                {"gen": gen_id, "parts": parts})
+    return gen_id
+
+
+def rebuild_fts_index(db) -> dict:
+    """Fold the text journal of this handle's tenant into a new base generation."""
+    store = getattr(db, "_store", db)
+    with store.write() as cur:
+        now = store.write_instant(None)
+        parts, n = build_parts(cur, store.tenant)
+        gen = replace_generation(store, cur, "text", parts, n, now)
+    return {"generation": gen, "documents": n}
+
+
+def journal_rows(cur, tenant: int) -> int:
+    return cur.execute("SELECT count(*) FROM anatid_text_journal WHERE tenant_id = $tenant",
+                       {"tenant": tenant}).fetchone()[0]

@@ -1,0 +1,69 @@
+"""The vector index: per-tenant base generations of the embeddings plus a journal.
+
+Same life cycle as anatid.indexes.text: writes journal the memory ids whose vector
+or visibility changed, in their own transaction; `rebuild_vector_index()` folds the
+journal into a new immutable generation. Embeddings are stored once per memory_id
+(a correction keeps its vector), so corrections journal nothing here.
+
+Generation layout (little-endian), one BLOB per part:
+  0 header int64[4] = {magic, n, dim, 0}
+  1 memory ids int64[n]   2 valid_from int64[n] us   3 valid_to int64[n] us
+  4 norms float64[n]      5 vectors float32[n * dim], row-major
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..verbs import journal
+from .text import _bytes, arrow, erase_from_index, replace_generation
+
+VECTOR_MAGIC = 0x31305856414E41  # "ANAVX01", src/vector.hpp kVectorMagic
+
+_JOURNAL = "INSERT INTO anatid_vector_journal (tenant_id, memory_id) SELECT $tenant, unnest($ids)"
+
+_ROWS = """
+SELECT e.memory_id, epoch_us(m.valid_from) AS vf,
+       coalesce(epoch_us(m.valid_to), 9223372036854775807) AS vt, e.norm, e.embedding
+FROM anatid_embeddings e JOIN anatid_memories m
+  ON m.memory_id = e.memory_id AND m.tenant_id = e.tenant_id AND m.tx_to IS NULL
+WHERE e.tenant_id = $tenant
+ORDER BY e.memory_id
+"""
+
+
+def _journal(store, cur, memory_ids, now=None) -> None:
+    ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
+    if ids:
+        cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids})
+
+
+journal.register("vector_changed", _journal)
+journal.register("memory_closed", _journal)
+journal.register("memory_erased", lambda store, cur, memory_id: erase_from_index(
+    store, cur, "vector", "anatid_embeddings", memory_id))
+
+
+def build_parts(cur, tenant: int, dim: int | None) -> tuple[list[bytes], int]:
+    table = arrow(cur.execute(_ROWS, {"tenant": tenant}))
+    n = table.num_rows
+    emb = table.column("embedding").combine_chunks()
+    values = emb.values.to_numpy(zero_copy_only=False).astype(np.float32) if n else np.zeros(0, np.float32)
+    if dim is None:
+        dim = len(values) // n if n else 1
+    if len(values) != n * dim:
+        raise ValueError(f"embeddings of tenant {tenant} do not all have {dim} dimensions")
+    header = np.array([VECTOR_MAGIC, n, dim, 0], dtype=np.int64)
+    col = lambda name, dt: _bytes(table.column(name).to_numpy(), dt) if n else b""
+    parts = [_bytes(header, np.int64), col("memory_id", np.int64), col("vf", np.int64), col("vt", np.int64),
+             col("norm", np.float64), _bytes(values, np.float32)]
+    return parts, n
+
+
+def rebuild_vector_index(db) -> dict:
+    """Fold the vector journal of this handle's tenant into a new base generation."""
+    store = getattr(db, "_store", db)
+    with store.write() as cur:
+        now = store.write_instant(None)
+        parts, n = build_parts(cur, store.tenant, store.embedding_dim)
+        gen = replace_generation(store, cur, "vector", parts, n, now)
+    return {"generation": gen, "rows": n}
