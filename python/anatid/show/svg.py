@@ -27,6 +27,7 @@ STYLE = """
 .anatid-show .card { fill: #ffffff; stroke: #8a94a6; stroke-width: 1; }
 .anatid-show .seed .card { stroke: #1f5fbf; stroke-width: 2; }
 .anatid-show .name { font-size: 14px; font-weight: 600; fill: #1b2430; }
+.anatid-show .title { font-size: 15px; font-weight: 600; fill: #1b2430; }
 .anatid-show .meta { font-size: 10px; fill: #6b7685; }
 .anatid-show .content { font-size: 12px; fill: #1b2430; }
 .anatid-show .interval { font-size: 10px; fill: #55606e; }
@@ -173,7 +174,7 @@ def render_svg(hood: Neighbourhood) -> str:
     head_h = 22 + 16 * len(lines)
     body, width, height = svg_body(hood, include_future=False, offset_y=head_h)
     width = max(width, 760)
-    texts = "".join(f'<text x="{MARGIN}" y="{24 + 16 * i}" class="{"name" if i == 0 else "meta"}">{escape(t)}</text>'
+    texts = "".join(f'<text x="{MARGIN}" y="{24 + 16 * i}" class="{"title" if i == 0 else "meta"}">{escape(t)}</text>'
                     for i, t in enumerate(lines))
     return (f'<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<svg xmlns="http://www.w3.org/2000/svg" class="anatid-show" width="{width}" '
