@@ -273,3 +273,12 @@ def test_update_is_compare_and_swap(db):
     # the text index follows the correction
     assert [h.memory_id for h in db.recall("second")] == [m.memory_id]
     assert db.recall("first") == []
+
+
+def test_returned_entities_use_the_stored_spelling(db):
+    """remember/supersede return what get() shows: an existing entity keeps its first spelling."""
+    db.upsert_entity("Ada", now=at(0))
+    m = db.remember("x", entities=[" ADA ", "new One"], now=at(1))
+    assert m.entities == ("Ada", "new One") == db.get(m.memory_id).entities
+    s = db.supersede(m.memory_id, "y", entities=["ada", "NEW one"], now=at(2))
+    assert s.entities == ("Ada", "new One") == db.get(s.memory_id).entities

@@ -216,10 +216,12 @@ def supersede(store, old_id, content: str, *, entities=None, kind: str | None = 
             text.unindex_text(cur, store.tenant, old_id)
             journal.memory_closed(store, cur, [old_id], t)
             inherit = names if entities is not None else about_entities(store, cur, old_id)
-            insert_memory(store, cur, memory_id=new_id, content=content, kind=kind_v if kind is not None else old[4],
-                          confidence=old[5] if confidence is None else conf_v, writer=writer,
-                          entity_names=inherit, embedding=vec, episode=episode, valid_from=t, valid_to=None,
-                          now=t, supersedes=old_id)
+            # insert_memory returns the stored spellings, as get() shows them
+            inherit = insert_memory(store, cur, memory_id=new_id, content=content,
+                                    kind=kind_v if kind is not None else old[4],
+                                    confidence=old[5] if confidence is None else conf_v, writer=writer,
+                                    entity_names=inherit, embedding=vec, episode=episode, valid_from=t,
+                                    valid_to=None, now=t, supersedes=old_id)
             cur.execute("""INSERT INTO anatid_edges VALUES ($eid, $tenant, 'supersedes', $new, $old, NULL, 1.0,
                            $now, NULL, $now, NULL)""",
                         {"eid": store.ids.take()[0], "tenant": store.tenant, "new": new_id, "old": old_id, "now": t})
