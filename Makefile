@@ -32,6 +32,7 @@ test-python: build
 # Placeholder until the benchmark owners land benchmark/run.py.
 bench: build
 	PYTHONPATH=python $(PYTHON) -m benchmark.run
+	PYTHONPATH=python $(PYTHON) -m benchmark.charts
 
 format:
 ifeq ($(CLANG_FORMAT),)
