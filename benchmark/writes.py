@@ -1,0 +1,156 @@
+"""Write throughput: remember on one thread, remember_many, and writes with two readers.
+
+    PYTHONPATH=python python benchmark/writes.py            # smoke size (CI)
+    PYTHONPATH=python python benchmark/writes.py --large    # the published size
+
+Self-checking: every acknowledged id is read back and every registered journal
+hook is listed before anything is timed; the figures go to
+benchmark/results/writes.json (docs/benchmarks.md cites them).
+Targets (issue 9): >= 1,000 remember/s with every journal written,
+>= 50,000 memories/s through remember_many, and writes with two readers
+running at >= 0.5x their solo rate.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import random
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+
+import anatid
+from anatid import Anatid
+from anatid.verbs import journal
+
+HERE = Path(__file__).resolve().parent
+ENTITIES = [f"entity{i}" for i in range(200)]
+DIM = 64
+
+
+def load_index_modules() -> dict[str, int]:
+    """Import every index module so its journal hooks fire; return hooks per event."""
+    for name in ("graph", "text", "vector"):
+        try:
+            importlib.import_module(f"anatid.indexes.{name}")
+        except ImportError:
+            pass
+    return {event: len(fns) for event, fns in journal._hooks.items()}
+
+
+def vec(rng: random.Random) -> list[float]:
+    return [rng.uniform(-1, 1) for _ in range(DIM)]
+
+
+def item(rng: random.Random, i: int) -> dict:
+    return {"content": f"note {i} about {' and '.join(rng.sample(ENTITIES, 2))}: the meeting moved to room {i % 97}",
+            "entities": rng.sample(ENTITIES, 2), "embedding": vec(rng)}
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def remember_loop(db: Anatid, n: int, rng: random.Random, start: int) -> tuple[list[int], list[float]]:
+    ids, lat = [], []
+    for i in range(n):
+        it = item(rng, start + i)
+        t0 = time.perf_counter()
+        m = db.remember(it["content"], entities=it["entities"], embedding=it["embedding"])
+        lat.append(time.perf_counter() - t0)
+        ids.append(m.memory_id)
+    return ids, lat
+
+
+def summary(n: int, lat: list[float]) -> dict:
+    total = sum(lat)
+    return {"n": n, "per_s": round(n / total, 1), "p50_ms": round(pct(lat, 0.5) * 1e3, 3),
+            "p95_ms": round(pct(lat, 0.95) * 1e3, 3)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--large", action="store_true")
+    ap.add_argument("--out", default=str(HERE / "results" / "writes.json"))
+    args = ap.parse_args()
+    n_single, n_batches, batch = (3000, 20, 5000) if args.large else (300, 4, 2000)
+    rng = random.Random(9)
+    hooks = load_index_modules()
+    folder = tempfile.mkdtemp(prefix="anatid-writes-")
+    db = Anatid.open(os.path.join(folder, "w.anatid"), embedding_dim=DIM)
+    journal_tables = [r[0] for r in db.connection.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'anatid\\_%journal%' ESCAPE '\\'").fetchall()]
+
+    # warm up and check: every id acknowledged is there, journals (if any) grew.
+    before = {t: db.connection.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in journal_tables}
+    ids, _ = remember_loop(db, 50, rng, 0)
+    assert all(db.get(i).memory_id == i for i in ids)
+    grown = {t: db.connection.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] - before[t]
+             for t in journal_tables}
+
+    ids, lat = remember_loop(db, n_single, rng, 1000)
+    solo = summary(n_single, lat)
+    assert len(set(ids)) == n_single
+
+    batch_lat, total = [], 0
+    for b in range(n_batches):
+        items = [item(rng, 10**6 + b * batch + i) for i in range(batch)]
+        t0 = time.perf_counter()
+        got = db.remember_many(items)
+        batch_lat.append(time.perf_counter() - t0)
+        assert len(got) == batch
+        total += batch
+    many = {"batches": n_batches, "batch": batch, "per_s": round(total / sum(batch_lat), 1),
+            "p50_batch_ms": round(pct(batch_lat, 0.5) * 1e3, 1), "p95_batch_ms": round(pct(batch_lat, 0.95) * 1e3, 1)}
+
+    stop = threading.Event()
+    reads = [0, 0]
+
+    def reader(j: int) -> None:
+        r = random.Random(j)
+        while not stop.is_set():
+            if j == 0:
+                db.recall("meeting room entity7", k=10, embedding=vec(r))
+            else:
+                db.recall_2hop(r.choice(ENTITIES), limit=20)
+            reads[j] += 1
+
+    _, lat_solo2 = remember_loop(db, n_single, rng, 2 * 10**6)  # solo again, same file size as the contended run
+    threads = [threading.Thread(target=reader, args=(j,)) for j in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        _, lat_busy = remember_loop(db, n_single, rng, 3 * 10**6)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    solo2, busy = summary(n_single, lat_solo2), summary(n_single, lat_busy)
+    memories = db.connection.execute("SELECT count(*) FROM anatid_memories").fetchone()[0]
+    db.close()
+
+    result = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "size": "large" if args.large else "smoke",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "duckdb": duckdb.__version__,
+                    "anatid": anatid.__version__, "load_avg": os.getloadavg()},
+        "native": db.native.loaded, "journal_hooks": hooks, "journal_rows_per_50_remembers": grown,
+        "remember_one_thread": solo, "remember_many": many,
+        "remember_solo_again": solo2, "remember_with_two_readers": busy, "reads_done": reads,
+        "ratio_busy_to_solo": round(busy["per_s"] / solo2["per_s"], 3), "memories_at_end": memories,
+        "targets": {"remember_per_s": 1000, "remember_many_per_s": 50000, "ratio_busy_to_solo": 0.5},
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
