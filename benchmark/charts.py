@@ -41,7 +41,9 @@ END = "<!-- charts:end -->"
 
 _ENGINE_KEYS = ("engine", "impl", "implementation", "system", "path", "backend")
 _WORKLOAD_KEYS = ("workload", "query", "bench", "benchmark", "operation", "op")
-_SCALE_KEYS = ("scale", "memories", "n_memories", "corpus", "corpus_size", "docs", "n_docs", "rows", "n")
+_SCALE_KEYS = ("memories", "n_memories", "corpus_size", "corpus", "n_docs", "docs", "scale")
+# benchmark/datagen.py's --scale is a fraction of the Phase 0 shape: scale 1 is 1,000,000 memories.
+PHASE0_MEMORIES = 1_000_000
 _SAMPLE_KEYS = ("samples_ms", "latencies_ms", "latency_ms", "times_ms", "lat_ms", "samples_us", "latencies_us",
                 "times_us", "samples", "latencies", "times")
 _SCALE_WORDS = {"k": 1e3, "m": 1e6}
@@ -79,7 +81,9 @@ def _scale(value) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return float(value) if value > 0 else None
+        if value <= 0:
+            return None
+        return float(value) * PHASE0_MEMORIES if value <= 100 else float(value)
     if isinstance(value, str):
         m = re.fullmatch(r"\s*([\d.]+)\s*([kKmM]?)\s*", value)
         if m:
@@ -125,7 +129,7 @@ def read_results(path: Path) -> tuple[list[Latency], list[Rate]]:
             named = [k for k in keys if not k.isdigit()]
             engine = _field(chain, _ENGINE_KEYS) or (named[-1] if named else path.stem)
             workload = _field(chain, _WORKLOAD_KEYS)
-            workload = str(workload) if workload is not None else _workload_of(named, path)
+            workload = _workload_of(named + ([str(workload)] if workload is not None else []), path)
             samples = []
             for name in _SAMPLE_KEYS:
                 values = node.get(name)
@@ -197,14 +201,17 @@ def draw_distribution(plt, group: list[Latency], out: Path) -> str:
         what = "box: p25-p75, whiskers p5-p95"
     else:
         y = list(range(len(group)))
-        ax.barh(y, [r.p50 for r in group], color="#4c78a8", label="p50")
+        # Dots and ranges, not bars: a bar's length on a log axis depends on where the axis starts.
+        ax.hlines(y, [r.p50 for r in group], [r.p95 for r in group], color="#9ab3d1", linewidth=4, zorder=1)
+        ax.scatter([r.p50 for r in group], y, color="#4c78a8", zorder=3, label="p50", s=40)
         ax.scatter([r.p95 for r in group], y, color="#e45756", zorder=3, label="p95", marker="|", s=300)
         p99 = [(r.p99, i) for i, r in enumerate(group) if r.p99 is not None]
         if p99:
             ax.scatter([v for v, _ in p99], [i for _, i in p99], color="#72b7b2", zorder=3, label="p99", marker="|", s=300)
         ax.set_yticks(y, names)
-        ax.legend(loc="lower right", fontsize=8)
-        what = "bar: p50, ticks: p95 and p99"
+        ax.set_ylim(-0.7, len(group) - 0.3)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+        what = "dot: p50, ticks: p95 and p99"
     ax.set_xscale("log")
     _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("latency per query, ms (log)")
@@ -282,50 +289,60 @@ def plot_eval(scores, k: int, out) -> Path:
 
 
 # -- the run ---------------------------------------------------------------------------------------
+def _source(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
 def render_all(results: Path = RESULTS, charts: Path = CHARTS, docs: Path | None = DOCS, *,
                log=print) -> list[dict]:
-    """Draw every chart the results hold; update the manifest and the docs' Charts section."""
+    """Draw every chart the results hold; update the manifest and the docs' Charts section.
+
+    Each entry of the answer (and of the manifest) names its chart and the sha256 of every
+    results file it was drawn from: a scaling chart joins the files of one workload.
+    """
     files = sorted(results.glob("*.json")) if results.is_dir() else []
     if not files:
         log(f"charts: no results in {results}; nothing to draw (run the benchmarks first)")
         return []
     plt = _pyplot()
-    made = []
+    made, digests, every = [], {}, []
+
+    def record(out: Path, caption: str, sources) -> None:
+        made.append({"chart": out.name, "caption": caption,
+                     "sources": {_source(p): digests[p] for p in sorted(set(sources))}})
+        log(f"charts: {_source(out)}")
+
     for path in files:
         try:
             lats, rates = read_results(path)
         except (OSError, ValueError) as exc:
             log(f"charts: skipping {path.name}: {exc}")
             continue
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        source = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+        digests[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+        every += lats
         groups: dict[tuple, list[Latency]] = defaultdict(list)
         for r in lats:
             groups[(r.workload, r.scale)].append(r)
-        drawn = []
         for (workload, scale), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
             out = charts / f"{path.stem}--{_slug(workload, 'latency', _scale_name(scale))}.png"
-            drawn.append((out, draw_distribution(plt, group, out)))
-        by_workload: dict[str, list[Latency]] = defaultdict(list)
-        for r in lats:
-            if r.scale is not None:
-                by_workload[r.workload].append(r)
-        for workload, group in sorted(by_workload.items()):
-            if len({r.scale for r in group}) >= 2:
-                out = charts / f"{path.stem}--{_slug(workload, 'scaling')}.png"
-                drawn.append((out, draw_scaling(plt, group, out)))
+            record(out, draw_distribution(plt, group, out), [path])
         if rates:
             out = charts / f"{path.stem}--throughput.png"
-            drawn.append((out, draw_rates(plt, rates, out)))
-        if not drawn:
+            record(out, draw_rates(plt, rates, out), [path])
+        if not lats and not rates:
             log(f"charts: {path.name} holds no latency percentiles or rates; skipped")
-        for out, caption in drawn:
-            made.append({"chart": out.name, "caption": caption, "source": source, "sha256": digest})
-            log(f"charts: {out.relative_to(charts.parent.parent) if out.is_relative_to(charts.parent.parent) else out}")
+    by_workload: dict[str, list[Latency]] = defaultdict(list)
+    for r in every:
+        if r.scale is not None:
+            by_workload[r.workload].append(r)
+    for workload, group in sorted(by_workload.items()):
+        if len({r.scale for r in group}) >= 2:
+            out = charts / f"{_slug(workload, 'scaling')}.png"
+            record(out, draw_scaling(plt, group, out), [r.source for r in group])
     charts.mkdir(parents=True, exist_ok=True)
     _drop_orphans(charts, {m["chart"] for m in made}, log)
-    (charts / MANIFEST).write_text(json.dumps({m["chart"]: {"source": m["source"], "sha256": m["sha256"]}
-                                               for m in made}, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (charts / MANIFEST).write_text(json.dumps({m["chart"]: {"sources": m["sources"]} for m in made},
+                                              indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if docs is not None:
         write_section(docs, made, charts)
     return made
@@ -347,10 +364,9 @@ def section(made: list[dict], charts_rel: str = "charts") -> str:
     lines = [BEGIN, "## Charts", "",
              "Drawn by `benchmark/charts.py` (`make bench`) from the same results files as the tables above; "
              "latency axes are logarithmic.", ""]
-    for source in dict.fromkeys(m["source"] for m in made):
-        lines += [f"From `{source}`:", ""]
-        for m in (m for m in made if m["source"] == source):
-            lines += [f"![{m['caption']}]({charts_rel}/{m['chart']})", ""]
+    for m in made:
+        sources = ", ".join(f"`{src}`" for src in m["sources"])
+        lines += [f"![{m['caption']}]({charts_rel}/{m['chart']})", "", f"<sub>from {sources}</sub>", ""]
     lines.append(END)
     return "\n".join(lines) + "\n"
 
