@@ -18,6 +18,7 @@ const anatid::SqlObject kNativeFunctions[] = {
     {"anatid_version", "scalar", anatid::RegisterAnatidVersion},
     {"anatid_graph_build", "aggregate", anatid::RegisterAnatidGraphBuild},
     {"anatid_graph_recall", "aggregate", anatid::RegisterAnatidGraphRecall},
+    {"anatid_graph_request", "scalar", anatid::RegisterAnatidGraphRequest},
     {"anatid_graph_load", "scalar", anatid::RegisterAnatidGraphLoad},
     {"anatid_graph_resident", "scalar", anatid::RegisterAnatidGraphResident},
     {"anatid_graph_cache_stats", "scalar", anatid::RegisterAnatidGraphCacheStats},

@@ -35,9 +35,11 @@ void RegisterAnatidHybridCached(duckdb_connection connection);
 // --- graph recall (src/graph_*.hpp; python/anatid/indexes/graph.py) ---------------
 // anatid_graph_build(row_kind, x, y, text, generation_id, tenant_id, built_at) -> BLOB (aggregate)
 void RegisterAnatidGraphBuild(duckdb_connection connection);
-// anatid_graph_recall(<journal row>, blob, seeds, hops, max_hits, kinds, valid_at, strict)
-//   -> LIST(STRUCT(memory_id, hop, score)) (aggregate; the native half of anatid.anatid_recall_2hop)
+// anatid_graph_recall(entry, request [, blob]) -> LIST(STRUCT(memory_id, hop, score))
+//   (aggregate over journal entries; the native half of anatid.anatid_recall_2hop)
 void RegisterAnatidGraphRecall(duckdb_connection connection);
+// anatid_graph_request(seeds, hops, max_hits, kinds, valid_at, strict) -> VARCHAR
+void RegisterAnatidGraphRequest(duckdb_connection connection);
 // anatid_graph_load(generation_id, blob) -> BIGINT: parse into the process cache
 void RegisterAnatidGraphLoad(duckdb_connection connection);
 // anatid_graph_resident(generation_id) -> BOOLEAN

@@ -1,13 +1,14 @@
-// anatid_graph_recall(op, seq, a, b, a_key, b_key, kind, valid_from, valid_to, blob,
-//                     seeds, hops, max_hits, kinds, valid_at, strict)
+// anatid_graph_recall(entry VARCHAR, request VARCHAR [, blob BLOB])
 //   -> LIST(STRUCT(memory_id BIGINT, hop INTEGER, score DOUBLE))
 //
-// An aggregate over one tenant's rows of anatid_graph_journal (the base marker names the
-// generation; the other rows are writes since it was built), optionally plus one row
-// (op 9) carrying the generation BLOB when this process has not parsed it yet. The rest
-// of the arguments are the request, constant per call. Why an aggregate: it reads the
-// journal in the caller's transaction with one scan and no subquery, the cheapest SQL
-// around a native call (docs/benchmarks.md has the measurements).
+// An aggregate over one tenant's anatid_graph_journal entries: the base marker (op 0)
+// names the generation, the other entries are writes since it was built. `request` is
+// constant per call (src/graph_codec.hpp; anatid_graph_request builds it in SQL). The
+// three-argument form also takes one row (op 9) carrying the generation BLOB, passed
+// only when this process has not parsed that generation. Why an aggregate over two
+// text columns: it reads the journal in the caller's transaction with one scan and no
+// subquery, and each scanned column and bound argument costs per call
+// (docs/benchmarks.md has the measurements).
 //
 // When the generation is neither cached nor supplied: with strict, an error saying what
 // to run; without (the Python engine's lean statement), a one-element list whose hop is
@@ -17,6 +18,7 @@
 #include "anatid_graph_common.hpp"
 #include "capi_util.hpp"
 #include "graph_cache.hpp"
+#include "graph_codec.hpp"
 #include "graph_recall.hpp"
 
 #include <chrono>
@@ -37,10 +39,7 @@ constexpr int8_t kOpBlob = 9;
 constexpr int32_t kHopNeedsLoad = -1;
 constexpr int32_t kHopNoGeneration = -2;
 
-enum Arg : idx_t {
-	kOp, kSeq, kA, kB, kAKey, kBKey, kKind, kValidFrom, kValidTo, kBlob,
-	kSeeds, kHops, kMaxHits, kKinds, kValidAt, kStrict, kArgCount
-};
+enum Arg : idx_t { kEntry, kRequest, kBlob };
 
 // ---- state ------------------------------------------------------------------------
 struct RecallState {
@@ -72,87 +71,51 @@ void StateDestroy(duckdb_aggregate_state *states, idx_t count) {
 	}
 }
 
-// Entity name keys as Python's validate.name_key makes them, for ASCII: whitespace
-// runs collapsed to one space, trimmed, lower-cased. Keys from Python pass unchanged.
-std::string NameKey(const std::string &name) {
-	std::string out;
-	bool space = false;
-	for (unsigned char c : name) {
-		if (c == ' ' || (c >= '\t' && c <= '\r')) {
-			space = !out.empty();
-			continue;
-		}
-		if (space) {
-			out += ' ';
-			space = false;
-		}
-		out += char(c >= 'A' && c <= 'Z' ? c + 32 : c);
-	}
-	return out;
-}
-
 int64_t NowMicros() {
 	using namespace std::chrono;
 	return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-void ReadRequest(duckdb_data_chunk input, idx_t row, RecallState &s) {
-	auto arg = [&](Arg a) { return duckdb_data_chunk_get_vector(input, a); };
-	std::vector<std::string> seeds;
-	StringList(arg(kSeeds), row, seeds);
-	for (auto &seed : seeds) {
-		s.request.seed_keys.push_back(NameKey(seed));
+void ReadRequest(duckdb_vector requests, idx_t row, RecallState &s) {
+	std::string text;
+	if (!String(requests, row, text)) {
+		throw std::invalid_argument("anatid_graph_recall: request is NULL");
 	}
-	int32_t hops = 2;
-	Scalar(arg(kHops), row, hops);
-	s.request.hops = hops;
-	int64_t max_hits = 50;
-	Scalar(arg(kMaxHits), row, max_hits);
-	s.request.limit = max_hits;
-	s.request.filter_kinds = StringList(arg(kKinds), row, s.request.kinds);
-	int64_t valid_at = 0; // TIMESTAMP is microseconds since the epoch
-	s.request.valid_at_us = Scalar(arg(kValidAt), row, valid_at) ? valid_at : NowMicros();
-	bool strict = false;
-	Scalar(arg(kStrict), row, strict);
-	s.strict = strict;
+	graph::ParsedRequest parsed = graph::ParseRequest(text);
+	s.request = std::move(parsed.request);
+	if (!parsed.has_valid_at) {
+		s.request.valid_at_us = NowMicros();
+	}
+	s.strict = parsed.strict;
 	s.have_request = true;
 }
 
 // ---- update / combine ---------------------------------------------------------------
 void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
 	const idx_t n = duckdb_data_chunk_get_size(input);
-	auto arg = [&](Arg a) { return duckdb_data_chunk_get_vector(input, a); };
+	duckdb_vector entries = duckdb_data_chunk_get_vector(input, kEntry);
+	duckdb_vector requests = duckdb_data_chunk_get_vector(input, kRequest);
+	const bool with_blob = duckdb_data_chunk_get_column_count(input) > kBlob;
 	for (idx_t row = 0; row < n; row++) {
 		RecallState &s = *StateOf(states[row]);
 		if (!s.have_request) {
-			ReadRequest(input, row, s);
+			ReadRequest(requests, row, s);
 		}
-		int8_t op = 0;
-		if (!Scalar(arg(kOp), row, op)) {
-			throw std::invalid_argument("anatid_graph_recall: op is NULL");
+		const char *ptr = nullptr;
+		size_t len = 0;
+		if (!StringView(entries, row, ptr, len)) {
+			throw std::invalid_argument("anatid_graph_recall: a journal entry is NULL");
 		}
-		if (op == kOpBlob) {
-			const char *ptr = nullptr;
-			size_t len = 0;
-			if (StringView(arg(kBlob), row, ptr, len) && Scalar(arg(kA), row, s.blob_generation)) {
-				s.blob.assign(ptr, len);
+		JournalRow r = graph::ParseJournalEntry(std::string_view(ptr, len));
+		if (r.op == kOpBlob) {
+			const char *blob = nullptr;
+			size_t blob_len = 0;
+			if (with_blob && StringView(duckdb_data_chunk_get_vector(input, kBlob), row, blob, blob_len)) {
+				s.blob.assign(blob, blob_len);
+				s.blob_generation = r.a;
 				s.have_blob = true;
 			}
 			continue;
-		}
-		JournalRow r;
-		r.op = op;
-		Scalar(arg(kSeq), row, r.seq);
-		Scalar(arg(kA), row, r.a);
-		Scalar(arg(kB), row, r.b);
-		String(arg(kAKey), row, r.a_key);
-		String(arg(kBKey), row, r.b_key);
-		String(arg(kKind), row, r.kind);
-		if (!Scalar(arg(kValidFrom), row, r.valid_from_us)) {
-			r.valid_from_us = graph::kOpenLow;
-		}
-		if (!Scalar(arg(kValidTo), row, r.valid_to_us)) {
-			r.valid_to_us = graph::kOpenHigh;
 		}
 		s.rows.push_back(std::move(r));
 	}
@@ -261,20 +224,19 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 
 } // namespace
 
-void RegisterAnatidGraphRecall(duckdb_connection connection) {
+namespace {
+
+duckdb_aggregate_function RecallFunction(bool with_blob) {
 	duckdb_aggregate_function f = duckdb_create_aggregate_function();
 	duckdb_aggregate_function_set_name(f, "anatid_graph_recall");
-	const duckdb_type scalar_types[kArgCount] = {
-	    DUCKDB_TYPE_TINYINT,   DUCKDB_TYPE_BIGINT,    DUCKDB_TYPE_BIGINT,  DUCKDB_TYPE_BIGINT,
-	    DUCKDB_TYPE_VARCHAR,   DUCKDB_TYPE_VARCHAR,   DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_TIMESTAMP,
-	    DUCKDB_TYPE_TIMESTAMP, DUCKDB_TYPE_BLOB,      DUCKDB_TYPE_LIST,    DUCKDB_TYPE_INTEGER,
-	    DUCKDB_TYPE_BIGINT,    DUCKDB_TYPE_LIST,      DUCKDB_TYPE_TIMESTAMP, DUCKDB_TYPE_BOOLEAN};
 	duckdb_logical_type varchar = Type(DUCKDB_TYPE_VARCHAR);
-	for (idx_t i = 0; i < kArgCount; i++) {
-		duckdb_logical_type t =
-		    scalar_types[i] == DUCKDB_TYPE_LIST ? duckdb_create_list_type(varchar) : Type(scalar_types[i]);
-		duckdb_aggregate_function_add_parameter(f, t);
-		duckdb_destroy_logical_type(&t);
+	duckdb_aggregate_function_add_parameter(f, varchar); // entry
+	duckdb_aggregate_function_add_parameter(f, varchar); // request
+	duckdb_destroy_logical_type(&varchar);
+	if (with_blob) {
+		duckdb_logical_type blob = Type(DUCKDB_TYPE_BLOB);
+		duckdb_aggregate_function_add_parameter(f, blob);
+		duckdb_destroy_logical_type(&blob);
 	}
 	duckdb_logical_type members[3] = {Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_INTEGER), Type(DUCKDB_TYPE_DOUBLE)};
 	const char *names[3] = {"memory_id", "hop", "score"};
@@ -286,13 +248,24 @@ void RegisterAnatidGraphRecall(duckdb_connection connection) {
 	for (auto &m : members) {
 		duckdb_destroy_logical_type(&m);
 	}
-	duckdb_destroy_logical_type(&varchar);
 	duckdb_aggregate_function_set_functions(f, StateSize, GuardAggregateInit<StateInit>, GuardAggregateUpdate<Update>,
 	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
 	duckdb_aggregate_function_set_destructor(f, StateDestroy);
-	duckdb_aggregate_function_set_special_handling(f); // journal rows carry NULLs
-	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
-	duckdb_destroy_aggregate_function(&f);
+	duckdb_aggregate_function_set_special_handling(f); // the BLOB argument is NULL on most rows
+	return f;
+}
+
+} // namespace
+
+void RegisterAnatidGraphRecall(duckdb_connection connection) {
+	duckdb_aggregate_function_set set = duckdb_create_aggregate_function_set("anatid_graph_recall");
+	for (bool with_blob : {false, true}) {
+		duckdb_aggregate_function f = RecallFunction(with_blob);
+		duckdb_add_aggregate_function_to_set(set, f);
+		duckdb_destroy_aggregate_function(&f);
+	}
+	const duckdb_state state = duckdb_register_aggregate_function_set(connection, set);
+	duckdb_destroy_aggregate_function_set(&set);
 	if (state == DuckDBError) {
 		throw std::runtime_error("anatid: could not register aggregate function anatid_graph_recall");
 	}

@@ -11,6 +11,7 @@
 // would hold the file lock and miss the caller's uncommitted writes).
 #include "anatid_extension.hpp"
 #include "anatid_hybrid_sql.hpp"
+#include "anatid_recall_2hop_sql.hpp"
 #include "capi_util.hpp"
 
 #include <string>
@@ -41,6 +42,7 @@ struct MacroDef {
 const std::vector<MacroDef> &Macros() {
 	static const std::vector<MacroDef> macros = {
 	    {"anatid_hybrid", kHybridMacroParameters, kHybridMacroBody, kHybridMacroStubs},
+	    {"anatid_recall_2hop", kRecall2HopMacroParameters, kRecall2HopMacroBody, kRecall2HopMacroStubs},
 	};
 	return macros;
 }

@@ -22,6 +22,8 @@ EXPECTED = {
     ("anatid_graph_load", "system"),
     ("anatid_graph_resident", "system"),
     ("anatid_graph_cache_stats", "system"),
+    ("anatid_graph_request", "system"),
+    ("anatid_recall_2hop", "anatid"),
     ("anatid_hybrid_rank", "system"),
     ("anatid_hybrid_cached", "system"),
     ("anatid_hybrid", "anatid"),

@@ -13,19 +13,32 @@ and RecallHits.notes says why:
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 
 from . import engines
 from .indexes import graph as graph_index
 from .models import Hit, RecallHits
 
-# {limit} and {hops} are ints rendered by this module; everything else is bound.
-# The BLOB argument stays NULL: on a miss the aggregate answers hop = -1 instead of
-# failing (an error would abort the caller's transaction), and we load, then retry.
-_RECALL = """
-SELECT unnest(anatid_graph_recall(op, seq, a, b, a_key, b_key, kind, valid_from, valid_to, NULL,
-                                  $seeds, {hops}, {limit}, {kinds}, $valid_at, false), recursive := true)
-FROM anatid_graph_journal WHERE tenant_id = $tenant
-"""
+# One scan of two columns, one bound argument: every extra column or argument costs a
+# fixed amount per call. The three-argument form (with the BLOB) is not used: on a miss
+# the aggregate answers hop = -1 instead of failing (an error would abort the caller's
+# transaction), and we load the generation, then retry.
+_RECALL = "SELECT anatid_graph_recall(entry, $request) FROM anatid_graph_journal WHERE tenant_id = $tenant"
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def encode_request(keys, hops: int, limit: int, kinds, valid_at, strict: bool = False) -> str:
+    """The request text of src/graph_codec.hpp (what anatid_graph_request builds in SQL)."""
+    def s(text: str) -> str:
+        return f"{len(text.encode('utf-8'))}:{text}"
+    at = "" if valid_at is None else str((valid_at - _EPOCH) // timedelta(microseconds=1))
+    parts = [str(int(hops)), str(int(limit)), at, "1" if strict else "0", str(len(keys))]
+    parts += [s(k) for k in keys]
+    parts.append(str(len(kinds)) if kinds else "-1")
+    parts += [s(k) for k in (kinds or ())]
+    return "|".join(parts)
+
 
 _HYDRATE = """
 SELECT h.memory_id, m.content, m.kind, h.hop
@@ -44,20 +57,19 @@ HOP_NO_GENERATION = -2
 
 def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at) -> list[tuple[int, int]] | None:
     """(memory_id, hop) in recall order, or None when the tenant has no generation."""
-    sql = _RECALL.format(hops=int(hops), limit=int(limit), kinds="$kinds" if kinds else "NULL")
-    params = {"seeds": list(keys), "valid_at": valid_at, "tenant": tenant}
-    if kinds:
-        params["kinds"] = list(kinds)
+    params = {"request": encode_request(keys, hops, limit, kinds, valid_at), "tenant": tenant}
     for _ in range(3):
-        rows = cur.execute(sql, params).fetchall()
-        if not rows:
-            return []
-        if rows[0][1] == HOP_NO_GENERATION:
+        row = cur.execute(_RECALL, params).fetchone()
+        hits = row[0] if row else None
+        if not hits:
+            return [] if hits is not None else None
+        first = hits[0]
+        if first["hop"] == HOP_NO_GENERATION:
             return None
-        if rows[0][1] == HOP_NEEDS_LOAD:
-            cur.execute(_LOAD, {"g": rows[0][0]}).fetchall()
+        if first["hop"] == HOP_NEEDS_LOAD:
+            cur.execute(_LOAD, {"g": first["memory_id"]}).fetchall()
             continue
-        return [(int(m), int(h)) for m, h, _ in rows]
+        return [(h["memory_id"], h["hop"]) for h in hits]
     raise RuntimeError("anatid: the graph generation was evicted between loading and reading three times; "
                        "raise ANATID_GRAPH_CACHE_BYTES")
 

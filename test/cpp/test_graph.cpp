@@ -2,6 +2,7 @@
 // base + journal must answer exactly what a plain BFS over the final state answers.
 #include "check.hpp"
 #include "graph_cache.hpp"
+#include "graph_codec.hpp"
 #include "graph_generation.hpp"
 #include "graph_recall.hpp"
 
@@ -155,6 +156,36 @@ TEST_CASE("cache: LRU eviction within the byte budget") {
 	CHECK(s.resident_bytes <= s.budget_bytes);
 	cache.SetBudget(GenerationCache::kDefaultBudget);
 	cache.Clear();
+}
+
+TEST_CASE("codec: journal entries and requests") {
+	JournalRow r = ParseJournalEntry("3|17|100|7|5|9||6:a|b c:|4:fact");
+	CHECK_EQ(int(r.op), 3);
+	CHECK_EQ(r.seq, int64_t(17));
+	CHECK_EQ(r.a, int64_t(100));
+	CHECK_EQ(r.b, int64_t(7));
+	CHECK_EQ(r.valid_from_us, int64_t(5));
+	CHECK_EQ(r.valid_to_us, int64_t(9));
+	CHECK_EQ(r.a_key, std::string(""));
+	CHECK_EQ(r.b_key, std::string("a|b c:"));
+	CHECK_EQ(r.kind, std::string("fact"));
+	JournalRow marker = ParseJournalEntry("0|1|77||||||");
+	CHECK_EQ(marker.a, int64_t(77));
+	CHECK_EQ(marker.valid_from_us, kOpenLow);
+	CHECK_EQ(marker.valid_to_us, kOpenHigh);
+	CHECK_THROWS(ParseJournalEntry("3|x"));
+	CHECK_THROWS(ParseJournalEntry("3|1|2|3|4|5|99:short"));
+	RecallRequest q = Ask({"ada", "pipe|key"}, 3, 7);
+	q.filter_kinds = true;
+	q.kinds = {"fact"};
+	ParsedRequest p = ParseRequest(EncodeRequest(q, true, true));
+	CHECK_EQ(p.request.hops, 3);
+	CHECK_EQ(p.request.limit, int64_t(7));
+	CHECK_EQ(p.request.valid_at_us, int64_t(1000));
+	CHECK(p.has_valid_at && p.strict && p.request.filter_kinds);
+	CHECK_EQ(p.request.seed_keys.size(), size_t(2));
+	CHECK_EQ(p.request.seed_keys[1], std::string("pipe|key"));
+	CHECK_EQ(ParseRequest("2|50||0|1|3:ada|-1").request.filter_kinds, false);
 }
 
 // ---- random differential: base + journal vs brute force on the final state ----------

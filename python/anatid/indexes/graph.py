@@ -38,19 +38,36 @@ def has_tables(store, cur=None) -> bool:
 
 # ---- journal hooks (run inside the writing transaction) --------------------------------
 
-_ABOUT_ROWS = """
-INSERT INTO anatid_graph_journal (tenant_id, seq, op, a, b, b_key, kind, valid_from, valid_to)
-SELECT $tenant, $seq, 3, p.m, p.e, e.name_key, m.kind, m.valid_from, m.valid_to
+# Every journal row is written through this: `rows` must have the columns tenant_id,
+# seq, op, a, b, a_key, b_key, kind, valid_from, valid_to; entry is their text encoding
+# (src/graph_codec.hpp: integers in decimal, strings "<bytes>:<text>", empty is NULL).
+_INSERT = """
+INSERT INTO anatid_graph_journal (tenant_id, seq, op, entry)
+SELECT tenant_id, seq, op, concat(
+    op, '|', seq, '|', coalesce(CAST(a AS VARCHAR), ''), '|', coalesce(CAST(b AS VARCHAR), ''), '|',
+    coalesce(CAST(epoch_us(valid_from) AS VARCHAR), ''), '|', coalesce(CAST(epoch_us(valid_to) AS VARCHAR), ''), '|',
+    coalesce(strlen(a_key) || ':' || a_key, ''), '|', coalesce(strlen(b_key) || ':' || b_key, ''), '|',
+    coalesce(strlen(kind) || ':' || kind, ''))
+FROM ({rows})
+"""
+
+
+def _journal_sql(rows: str) -> str:
+    return _INSERT.format(rows=rows)
+
+
+_ABOUT_ROWS = _journal_sql("""
+SELECT CAST($tenant AS BIGINT) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST(3 AS TINYINT) AS op,
+       p.m AS a, p.e AS b, CAST(NULL AS VARCHAR) AS a_key, e.name_key AS b_key, m.kind,
+       m.valid_from, m.valid_to
 FROM (SELECT unnest($mids) AS m, unnest($eids) AS e) p
 JOIN anatid_memories m ON m.memory_id = p.m AND m.tenant_id = $tenant AND m.tx_to IS NULL
 JOIN anatid_entities e ON e.entity_id = p.e AND e.tenant_id = $tenant
-WHERE m.memory_id BETWEEN $lo AND $hi
-"""
+WHERE m.memory_id BETWEEN $lo AND $hi""")
 
 # The pair restated whole: one op-1 row per believed relates edge between x and y that
 # is or will be valid, or one op-2 row when there is none.
-_PAIR_ROWS = """
-INSERT INTO anatid_graph_journal (tenant_id, seq, op, a, b, a_key, b_key, valid_from, valid_to)
+_PAIR_ROWS = _journal_sql("""
 WITH believed AS (
     SELECT valid_from, valid_to FROM anatid_edges
     WHERE tenant_id = $tenant AND kind = 'relates' AND tx_to IS NULL
@@ -59,15 +76,19 @@ WITH believed AS (
 keys AS (
     SELECT max(name_key) FILTER (WHERE entity_id = $x) AS ak, max(name_key) FILTER (WHERE entity_id = $y) AS bk
     FROM anatid_entities WHERE tenant_id = $tenant AND entity_id IN ($x, $y))
-SELECT $tenant, $seq, 1, $x, $y, keys.ak, keys.bk, believed.valid_from, believed.valid_to FROM believed, keys
+SELECT CAST($tenant AS BIGINT) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST(1 AS TINYINT) AS op,
+       CAST($x AS BIGINT) AS a, CAST($y AS BIGINT) AS b, keys.ak AS a_key, keys.bk AS b_key,
+       CAST(NULL AS VARCHAR) AS kind, believed.valid_from, believed.valid_to
+FROM believed, keys
 UNION ALL
-SELECT $tenant, $seq, 2, $x, $y, keys.ak, keys.bk, NULL, NULL FROM keys WHERE NOT EXISTS (SELECT 1 FROM believed)
-"""
+SELECT $tenant, $seq, 2, $x, $y, keys.ak, keys.bk, NULL, NULL, NULL FROM keys
+WHERE NOT EXISTS (SELECT 1 FROM believed)""")
 
-_MEMORY_ROWS = """
-INSERT INTO anatid_graph_journal (tenant_id, seq, op, a)
-SELECT $tenant, $seq, $op, unnest($ids)
-"""
+_MEMORY_ROWS = _journal_sql("""
+SELECT CAST($tenant AS BIGINT) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST($op AS TINYINT) AS op,
+       unnest(CAST($ids AS BIGINT[])) AS a, CAST(NULL AS BIGINT) AS b, CAST(NULL AS VARCHAR) AS a_key,
+       CAST(NULL AS VARCHAR) AS b_key, CAST(NULL AS VARCHAR) AS kind,
+       CAST(NULL AS TIMESTAMP) AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_to""")
 
 
 def _about_added(store, cur, pairs, now) -> None:
@@ -128,31 +149,35 @@ FROM t LEFT JOIN (
 GROUP BY t.tenant_id, t.gen
 """
 
+_MARKERS = _journal_sql("""
+SELECT unnest(CAST($tenants AS BIGINT[])) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST(0 AS TINYINT) AS op,
+       unnest(CAST($gens AS BIGINT[])) AS a, CAST(NULL AS BIGINT) AS b, CAST(NULL AS VARCHAR) AS a_key,
+       CAST(NULL AS VARCHAR) AS b_key, CAST(NULL AS VARCHAR) AS kind,
+       CAST(NULL AS TIMESTAMP) AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_to""")
+
 # What the base leaves out because time alone can change it, back into the journal.
-_VOLATILE_ABOUT = """
-INSERT INTO anatid_graph_journal (tenant_id, seq, op, a, b, b_key, kind, valid_from, valid_to)
-SELECT a.tenant_id, $seq, 3, a.src_id, a.dst_id, e.name_key, m.kind, m.valid_from, m.valid_to
+_VOLATILE_ABOUT = _journal_sql("""
+SELECT a.tenant_id, CAST($seq AS BIGINT) AS seq, CAST(3 AS TINYINT) AS op, a.src_id AS a, a.dst_id AS b,
+       CAST(NULL AS VARCHAR) AS a_key, e.name_key AS b_key, m.kind, m.valid_from, m.valid_to
 FROM anatid_edges a
 JOIN anatid_memories m ON m.memory_id = a.src_id AND m.tenant_id = a.tenant_id
 JOIN anatid_entities e ON e.entity_id = a.dst_id AND e.tenant_id = a.tenant_id
 WHERE a.tenant_id IN (SELECT unnest($tenants)) AND a.kind = 'about' AND m.tx_to IS NULL
-  AND (m.valid_from > $built_at OR (m.valid_to IS NOT NULL AND m.valid_to > $built_at))
-"""
+  AND (m.valid_from > $built_at OR (m.valid_to IS NOT NULL AND m.valid_to > $built_at))""")
 
-_VOLATILE_PAIRS = """
-INSERT INTO anatid_graph_journal (tenant_id, seq, op, a, b, a_key, b_key, valid_from, valid_to)
+_VOLATILE_PAIRS = _journal_sql("""
 WITH pairs AS (
     SELECT DISTINCT tenant_id, least(src_id, dst_id) AS x, greatest(src_id, dst_id) AS y FROM anatid_edges
     WHERE tenant_id IN (SELECT unnest($tenants)) AND kind = 'relates' AND tx_to IS NULL
       AND (valid_from > $built_at OR (valid_to IS NOT NULL AND valid_to > $built_at)))
-SELECT p.tenant_id, $seq, 1, p.x, p.y, ex.name_key, ey.name_key, e.valid_from, e.valid_to
+SELECT p.tenant_id, CAST($seq AS BIGINT) AS seq, CAST(1 AS TINYINT) AS op, p.x AS a, p.y AS b,
+       ex.name_key AS a_key, ey.name_key AS b_key, CAST(NULL AS VARCHAR) AS kind, e.valid_from, e.valid_to
 FROM pairs p
 JOIN anatid_edges e ON e.tenant_id = p.tenant_id AND e.kind = 'relates' AND e.tx_to IS NULL
      AND least(e.src_id, e.dst_id) = p.x AND greatest(e.src_id, e.dst_id) = p.y
      AND (e.valid_to IS NULL OR e.valid_to > $built_at)
 JOIN anatid_entities ex ON ex.entity_id = p.x
-JOIN anatid_entities ey ON ey.entity_id = p.y
-"""
+JOIN anatid_entities ey ON ey.entity_id = p.y""")
 
 
 def tenants_in_file(cur) -> list[int]:
@@ -188,9 +213,7 @@ def maintain(store, *, all_tenants: bool = False) -> dict:
             INSERT INTO anatid_graph_generations
             SELECT gen, tenant_id, $built_at, {FORMAT_VERSION}, entities, edges, memories, octet_length(blob), blob
             FROM ({_BUILD})""", {**p, "gens": gens})
-        cur.execute("INSERT INTO anatid_graph_journal (tenant_id, seq, op, a) "
-                    "SELECT unnest($tenants), $seq, 0, unnest($gens)",
-                    {"tenants": tenants, "gens": gens, "seq": store.ids.take()[0]})
+        cur.execute(_MARKERS, {"tenants": tenants, "gens": gens, "seq": store.ids.take()[0]})
         cur.execute(_VOLATILE_ABOUT, {**p, "seq": store.ids.take()[0]})
         cur.execute(_VOLATILE_PAIRS, {**p, "seq": store.ids.take()[0]})
         rows = cur.execute("SELECT tenant_id, generation_id, entities, edges, memories, bytes "

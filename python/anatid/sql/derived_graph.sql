@@ -17,20 +17,16 @@ CREATE TABLE IF NOT EXISTS anatid_graph_generations (
 
 -- The base marker (op 0, a = generation_id) and every write since that base was built,
 -- written in the same transaction as the write (anatid.indexes.graph's journal hooks).
+-- `entry` is one text field per row, "op|seq|a|b|valid_from_us|valid_to_us|a_key|b_key|kind"
+-- (src/graph_codec.hpp): a read then scans two columns, not nine.
 -- op 1: pair {a, b} connected during [valid_from, valid_to)   a_key, b_key: name keys
 -- op 2: pair {a, b} has no believed relates edge              (rows of one write share
 --       a seq; the latest seq of a pair restates it whole)
 -- op 3: memory a ABOUT entity b (b_key), kind, visible during [valid_from, valid_to)
 -- op 4: memory a closed (soft forget, supersede)   op 5: memory a erased (hard forget)
 CREATE TABLE IF NOT EXISTS anatid_graph_journal (
-    tenant_id  BIGINT    NOT NULL,
-    seq        BIGINT    NOT NULL,
-    op         TINYINT   NOT NULL,
-    a          BIGINT,
-    b          BIGINT,
-    a_key      VARCHAR,
-    b_key      VARCHAR,
-    kind       VARCHAR,
-    valid_from TIMESTAMP,
-    valid_to   TIMESTAMP
+    tenant_id BIGINT  NOT NULL,
+    seq       BIGINT  NOT NULL,
+    op        TINYINT NOT NULL,
+    entry     VARCHAR NOT NULL
 );

@@ -1,0 +1,294 @@
+"""Two-hop recall, side by side in one process: native, our SQL oracle, LadybugDB.
+
+    python -m benchmark.graph_2hop --scale 0.1            # 100k memories (CI-sized: --queries 200)
+    python -m benchmark.graph_2hop --scale 1              # 1M memories (make bench-graph)
+
+Self-checking: every engine's ids (and order) are compared with the SQL oracle's for
+every query before any time is reported; a mismatch count is part of the result.
+Single thread everywhere (DuckDB `SET threads = 1`, LadybugDB num_threads=1 unless a
+setting says otherwise), seeded seeds, warm-up, p50/p95/p99 in milliseconds.
+Writes benchmark/results/graph_2hop-<scale>.json; docs/benchmarks.md cites it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+
+from . import datagen
+
+RESULTS = Path(__file__).parent / "results"
+HOPS, LIMIT = 2, 50
+
+
+def _pct(samples, q):
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def _summary(samples):
+    return {"p50_ms": round(_pct(samples, 0.50), 4), "p95_ms": round(_pct(samples, 0.95), 4),
+            "p99_ms": round(_pct(samples, 0.99), 4), "mean_ms": round(statistics.fmean(samples), 4),
+            "n": len(samples)}
+
+
+def timed(fn, queries, warmup=50):
+    for q in queries[:warmup]:
+        fn(q)
+    out, samples = [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        ids = fn(q)
+        samples.append((time.perf_counter() - t0) * 1000.0)
+        out.append(ids)
+    return out, samples
+
+
+# ---- our engines -----------------------------------------------------------------------
+
+def anatid_engines(db, view):
+    from anatid.native_graph import recall_ids
+    from anatid.verbs.graph_sql import graph_recall_sql
+    cur = db.connection
+    oracle_sql = f"SELECT memory_id, hop FROM ({graph_recall_sql(view)})"
+    macro_ok = cur.execute("SELECT count(*) FROM anatid.anatid_functions() WHERE name = 'anatid_recall_2hop'"
+                           ).fetchone()[0] == 1
+
+    def native_lean(q):
+        return [m for m, _ in recall_ids(cur, q["tenant"], [q["key"]], HOPS, LIMIT, None, view.valid_at)]
+
+    def native_macro(q):
+        rows = cur.execute("SELECT memory_id FROM anatid.anatid_recall_2hop($t, [$k], valid_at := $v)",
+                           {"t": q["tenant"], "k": q["key"], "v": view.valid_at}).fetchall()
+        return [r[0] for r in rows]
+
+    def sql_oracle(q):
+        rows = cur.execute(oracle_sql, {**view.params(q["tenant"]), "seed_keys": [q["key"]], "hops": HOPS,
+                                        "limit": LIMIT}).fetchall()
+        return [r[0] for r in rows]
+
+    engines = {"native (anatid_graph_recall, ids)": native_lean}
+    if macro_ok:
+        engines["native (anatid.anatid_recall_2hop macro)"] = native_macro
+    engines["sql oracle (ids)"] = sql_oracle
+    return engines
+
+
+def verb_engine(path):
+    """db.recall_2hop(): the whole Python verb, content included (one handle per tenant)."""
+    import anatid
+    handles = {}
+
+    def run(q):
+        db = handles.get(q["tenant"])
+        if db is None:
+            db = handles[q["tenant"]] = anatid.Anatid.open(path, tenant=q["tenant"])
+            db.connection.execute("SET threads = 1")
+        hits = db.recall_2hop(q["name"], limit=LIMIT)
+        assert hits.engine == "native", hits.notes
+        return [h.memory_id for h in hits]
+    return run, handles
+
+
+# ---- LadybugDB -----------------------------------------------------------------------------
+
+LADYBUG_QUERIES = {
+    # fixed-length patterns per hop, merged by min hop in Cypher
+    "union of fixed hops": """
+        MATCH (s:Entity {id: $id})<-[:About]-(m:Memory) WHERE m.visible RETURN m.id AS id, 0 AS hop
+        UNION ALL
+        MATCH (s:Entity {id: $id})-[:Relates]-(:Entity)<-[:About]-(m:Memory) WHERE m.visible
+        RETURN m.id AS id, 1 AS hop
+        UNION ALL
+        MATCH (s:Entity {id: $id})-[:Relates]-(:Entity)-[:Relates]-(:Entity)<-[:About]-(m:Memory)
+        WHERE m.visible RETURN m.id AS id, 2 AS hop""",
+    # variable length with the shortest distance per reached entity
+    "shortest 1..2 + hop 0": """
+        MATCH (s:Entity {id: $id})<-[:About]-(m:Memory) WHERE m.visible RETURN m.id AS id, 0 AS hop
+        UNION ALL
+        MATCH (s:Entity {id: $id})-[r:Relates* SHORTEST 1..2]-(e:Entity)<-[:About]-(m:Memory)
+        WHERE m.visible RETURN m.id AS id, length(r) AS hop""",
+    "var-length 1..2 + hop 0": """
+        MATCH (s:Entity {id: $id})<-[:About]-(m:Memory) WHERE m.visible RETURN m.id AS id, 0 AS hop
+        UNION ALL
+        MATCH (s:Entity {id: $id})-[r:Relates*1..2]-(e:Entity)<-[:About]-(m:Memory)
+        WHERE m.visible RETURN m.id AS id, length(r) AS hop""",
+}
+# the final min/order/limit, applied to each formulation's rows
+LADYBUG_WRAP = "CALL {{ {body} }} RETURN id, min(hop) AS h ORDER BY h, id DESC LIMIT {limit}"
+
+
+def ladybug_load(con, work: Path, compression: bool):
+    import ladybug as lb
+    work.mkdir(parents=True, exist_ok=True)
+    exports = {
+        "entity": "SELECT entity_id AS id, tenant_id AS tenant, name_key AS key FROM anatid_entities",
+        "memory": "SELECT memory_id AS id, tenant_id AS tenant, (tx_to IS NULL AND valid_to IS NULL) AS visible "
+                  "FROM anatid_memories",
+        "about": "SELECT src_id AS \"from\", dst_id AS \"to\" FROM anatid_edges WHERE kind = 'about'",
+        "relates": "SELECT src_id AS \"from\", dst_id AS \"to\" FROM anatid_edges WHERE kind = 'relates' "
+                   "AND tx_to IS NULL AND valid_to IS NULL",
+    }
+    for name, sql in exports.items():
+        con.execute(f"COPY ({sql}) TO '{work / name}.parquet' (FORMAT parquet)")
+    dbdir = work / f"lb-{'c' if compression else 'nc'}"
+    if dbdir.exists():
+        import shutil
+        shutil.rmtree(dbdir) if dbdir.is_dir() else dbdir.unlink()
+    t0 = time.perf_counter()
+    db = lb.Database(str(dbdir), compression=compression)
+    c = lb.Connection(db)
+    c.execute("CREATE NODE TABLE Entity(id INT64, tenant INT64, key STRING, PRIMARY KEY(id))")
+    c.execute("CREATE NODE TABLE Memory(id INT64, tenant INT64, visible BOOLEAN, PRIMARY KEY(id))")
+    c.execute("CREATE REL TABLE About(FROM Memory TO Entity)")
+    c.execute("CREATE REL TABLE Relates(FROM Entity TO Entity)")
+    c.execute(f"COPY Entity FROM '{work / 'entity.parquet'}'")
+    c.execute(f"COPY Memory FROM '{work / 'memory.parquet'}'")
+    c.execute(f"COPY About FROM '{work / 'about.parquet'}'")
+    c.execute(f"COPY Relates FROM '{work / 'relates.parquet'}'")
+    return db, time.perf_counter() - t0
+
+
+def ladybug_engines(db, threads_options):
+    import ladybug as lb
+    engines = {}
+    for threads in threads_options:
+        conn = lb.Connection(db, num_threads=threads)
+        for label, body in LADYBUG_QUERIES.items():
+            try:
+                stmt = conn.prepare(LADYBUG_WRAP.format(body=body, limit=LIMIT))
+            except Exception as exc:  # a formulation this version does not parse
+                engines[f"ladybug: {label}, {threads} thread(s)"] = exc
+                continue
+
+            def run(q, conn=conn, stmt=stmt):
+                res = conn.execute(stmt, {"id": q["entity_id"]})
+                ids = []
+                while res.has_next():
+                    ids.append(int(res.get_next()[0]))
+                return ids
+            engines[f"ladybug: {label}, {threads} thread(s)"] = run
+    return engines
+
+
+# ---- the run ------------------------------------------------------------------------------
+
+def choose_queries(db, n, seed):
+    rows = db.connection.execute("""
+        SELECT e.tenant_id, e.entity_id, e.name, e.name_key FROM anatid_entities e
+        WHERE EXISTS (SELECT 1 FROM anatid_edges a WHERE a.kind = 'about' AND a.dst_id = e.entity_id)
+        ORDER BY e.entity_id""").fetchall()
+    rng = random.Random(seed)
+    picks = [rows[rng.randrange(len(rows))] for _ in range(n)]
+    return [{"tenant": int(t), "entity_id": int(e), "name": name, "key": key} for t, e, name, key in picks]
+
+
+def run(args) -> dict:
+    import anatid
+    result = {"benchmark": "graph_2hop", "scale": args.scale, "queries": args.queries, "hops": HOPS,
+              "limit": LIMIT, "seed": args.seed, "python": platform.python_version(),
+              "duckdb": duckdb.__version__, "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
+              "engines": {}, "notes": []}
+    parquet = datagen.ensure_parquet(args.scale, args.data_seed)
+    path = args.db or f"/tmp/anatid-bench-graph-{args.scale:g}.anatid"
+    result["load_s"] = round(datagen.load(parquet, path), 2)
+    db = anatid.Anatid.open(path)
+    if not db.native.loaded:
+        sys.exit(f"native extension not loaded: {db.native.reason}")
+    db.connection.execute("SET threads = 1")
+    report = db.maintain_indexes(all_tenants=True)["graph"]
+    result["build"] = {"seconds_all_tenants": report["seconds"],
+                       "bytes": sum(t["bytes"] for t in report["tenants"]),
+                       "tenants": len(report["tenants"])}
+    view = db._store.view(None)
+    queries = choose_queries(db, args.queries, args.seed)
+    engines = anatid_engines(db, view)
+    verb, handles = verb_engine(path)
+    engines["anatid verb recall_2hop (native, with content)"] = verb
+    if not args.no_ladybug:
+        try:
+            import ladybug  # noqa: F401
+            lbdb, lb_load = ladybug_load(db.connection, Path(f"/tmp/anatid-bench-lb-{args.scale:g}"), args.lb_compression)
+            result["ladybug"] = {"version": getattr(ladybug, "__version__", "?"), "load_s": round(lb_load, 2),
+                                 "compression": args.lb_compression}
+            engines.update(ladybug_engines(lbdb, args.lb_threads))
+        except ImportError:
+            result["notes"].append("ladybug not installed (pip install ladybug): skipped")
+
+    want, base_samples = timed(engines["sql oracle (ids)"], queries)
+    for name, fn in engines.items():
+        if isinstance(fn, Exception):
+            result["engines"][name] = {"error": str(fn).splitlines()[0]}
+            continue
+        try:
+            got, samples = (want, base_samples) if name == "sql oracle (ids)" else timed(fn, queries)
+        except Exception as exc:
+            result["engines"][name] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
+            continue
+        mismatches = sum(1 for a, b in zip(got, want) if a != b)
+        result["engines"][name] = {**_summary(samples), "mismatches": mismatches}
+        print(f"{name:55s} p50 {_pct(samples, .5):8.3f} ms  p95 {_pct(samples, .95):8.3f}  "
+              f"p99 {_pct(samples, .99):8.3f}  mismatches {mismatches}", flush=True)
+
+    # 1,000 unabsorbed journal rows on tenant 0, then the same tenant-0 queries again
+    t0q = [q for q in queries if q["tenant"] == 0] or queries[:50]
+    native = engines["native (anatid_graph_recall, ids)"]
+    _, before = timed(native, t0q * max(1, 300 // len(t0q)))
+    rows_before = db.connection.execute("SELECT count(*) FROM anatid_graph_journal WHERE tenant_id = 0").fetchone()[0]
+    items = [{"content": f"journal {i}", "entities": [f"entity {(i * 7) % 97}", f"entity {(i * 13) % 89}",
+                                                      f"entity {(i * 3) % 83}"]} for i in range(334)]
+    db.remember_many(items)
+    journal_rows = db.connection.execute(
+        "SELECT count(*) FROM anatid_graph_journal WHERE tenant_id = 0").fetchone()[0] - rows_before
+    view2 = db._store.view(None)
+    from anatid.native_graph import recall_ids
+    from anatid.verbs.graph_sql import graph_recall_sql
+    cur = db.connection
+    oracle_sql = f"SELECT memory_id, hop FROM ({graph_recall_sql(view2)})"
+
+    def native2(q):
+        return [m for m, _ in recall_ids(cur, q["tenant"], [q["key"]], HOPS, LIMIT, None, view2.valid_at)]
+    got, after = timed(native2, t0q * max(1, 300 // len(t0q)))
+    want2 = [[r[0] for r in cur.execute(oracle_sql, {**view2.params(0), "seed_keys": [q["key"]], "hops": HOPS,
+                                                    "limit": LIMIT}).fetchall()] for q in t0q * max(1, 300 // len(t0q))]
+    result["journal"] = {"rows": int(journal_rows), "p50_before_ms": round(_pct(before, .5), 4),
+                         "p50_after_ms": round(_pct(after, .5), 4),
+                         "added_p50_ms": round(_pct(after, .5) - _pct(before, .5), 4),
+                         "mismatches": sum(1 for a, b in zip(got, want2) if a != b)}
+    print("journal:", result["journal"], flush=True)
+    for h in handles.values():
+        h.close()
+    db.close()
+    return result
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=7, help="which seeds are queried")
+    ap.add_argument("--data-seed", type=int, default=20260101)
+    ap.add_argument("--db", default=None, help="anatid file to (re)create")
+    ap.add_argument("--no-ladybug", action="store_true")
+    ap.add_argument("--lb-threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--lb-compression", action=argparse.BooleanOptionalAction, default=False,
+                    help="LadybugDB 0.22 compression (off by default: it returned wrong ids in our runs)")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args(argv)
+    result = run(args)
+    out = args.out or RESULTS / f"graph_2hop-{args.scale:g}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

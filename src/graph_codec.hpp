@@ -1,0 +1,36 @@
+// Text encodings of a journal entry and of a recall request.
+//
+// Why text: every column a table scan reads costs a fixed amount per call, and the
+// recall is dominated by such fixed costs (docs/benchmarks.md). The journal therefore
+// stores each entry as one VARCHAR that SQL can build (python/anatid/indexes/graph.py,
+// _ENTRY) and the request travels as one VARCHAR, so a read scans two columns and binds
+// two arguments.
+//
+// Both are '|'-separated fields; integers in decimal, an empty field is NULL, strings
+// are "<bytes>:<bytes of text>" (so they may contain '|').
+//   entry:   op|seq|a|b|valid_from_us|valid_to_us|a_key|b_key|kind
+//   request: hops|max_hits|valid_at_us|strict|n_seeds|seed...|n_kinds|kind...
+//            (n_kinds = -1: no kinds filter; valid_at empty: the current instant)
+#pragma once
+
+#include "graph_recall.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace anatid {
+namespace graph {
+
+// Throws std::invalid_argument naming the malformed field.
+JournalRow ParseJournalEntry(std::string_view entry);
+
+struct ParsedRequest {
+	RecallRequest request;
+	bool has_valid_at = false;
+	bool strict = false;
+};
+ParsedRequest ParseRequest(std::string_view text);
+std::string EncodeRequest(const RecallRequest &request, bool has_valid_at, bool strict);
+
+} // namespace graph
+} // namespace anatid
