@@ -14,11 +14,26 @@ from pathlib import Path
 
 import pytest
 
+import importlib.util
+import os
+
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "python") not in sys.path:
+# Test the installed package when there is one (CI installs it, binary included);
+# a bare checkout falls back to the source tree (make build links the binary there).
+if importlib.util.find_spec("anatid") is None and str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
 from anatid import Anatid  # noqa: E402
+
+
+def pytest_sessionstart(session):
+    """In CI the native run must really be native: a silent fallback would test SQL twice."""
+    if os.environ.get("CI") == "true" and os.environ.get("ANATID_NATIVE", "1") != "0":
+        from anatid import _native
+        con, status = _native.connect(":memory:")
+        con.close()
+        if not status.loaded:
+            raise pytest.UsageError(f"CI expects the native extension, but it did not load: {status.reason}")
 
 BASE = datetime(2090, 1, 1, tzinfo=timezone.utc)
 DIM = 4
