@@ -88,8 +88,8 @@ class Anatid:
         return verbs.episode(self, content, **kw)
 
     # -- reads -------------------------------------------------------------------------------------
-    def get(self, memory_id):
-        return verbs.get(self, memory_id)
+    def get(self, memory_id, **kw):
+        return verbs.get(self, memory_id, **kw)
 
     def recall(self, query, **kw):
         return verbs.recall(self, query, **kw)
@@ -159,3 +159,6 @@ class AsOf:
 
     def context(self, entity, **kw):
         return self._db.context(entity, as_of=self.t, **kw)
+
+    def get(self, memory_id):
+        return self._db.get(memory_id, as_of=self.t)

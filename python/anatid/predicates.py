@@ -51,3 +51,11 @@ def visible(alias: str, view: TimeView) -> str:
 def believed(alias: str) -> str:
     """Row is the version currently believed (whatever its validity)."""
     return f"({tenant_only(alias)} AND {alias}.tx_to IS NULL)"
+
+
+def believed_at(alias: str, view: TimeView) -> str:
+    """Row is the version the memory believed at view.tx_at (current: believed now)."""
+    a = alias
+    if view.tx_at is None:
+        return believed(a)
+    return f"({tenant_only(a)} AND {a}.tx_from <= $tx_at AND ({a}.tx_to IS NULL OR {a}.tx_to > $tx_at))"

@@ -59,8 +59,8 @@ def episode(db, content, **kw):
     return _episode(_store(db), content, **kw)
 
 
-def get(db, memory_id):
-    return _get(_store(db), memory_id)
+def get(db, memory_id, **kw):
+    return _get(_store(db), memory_id, **kw)
 
 
 def recall(db, query, **kw):

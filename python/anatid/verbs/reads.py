@@ -12,6 +12,7 @@ from .. import validate
 from ..errors import BruteForceCeilingError, NotFoundError, ValidationError
 from ..models import Hit, Provenance, RecallHits
 from ._rows import MEMORY_COLUMNS, episode_from_row, memory_from_row
+from ..predicates import believed_at
 from .graph_sql import MAX_HOPS, graph_recall_sql
 from .memories import about_entities
 from .recall_sql import hybrid_sql
@@ -21,14 +22,24 @@ DEFAULT_DEPTH = 50
 MAX_K = 1000
 
 
-def get(store, memory_id):
+def get(store, memory_id, *, as_of=None):
+    """The latest version of a memory (whatever its state), or with as_of the
+    version the memory believed at that instant."""
     memory_id = validate.identifier(memory_id, "memory_id")
     cur = store.read()
-    row = cur.execute(f"""SELECT {MEMORY_COLUMNS} FROM anatid_memories
-                          WHERE tenant_id = $tenant AND memory_id = $id ORDER BY version DESC LIMIT 1""",
-                      {"tenant": store.tenant, "id": memory_id}).fetchone()
+    if as_of is None:
+        row = cur.execute(f"""SELECT {MEMORY_COLUMNS} FROM anatid_memories
+                              WHERE tenant_id = $tenant AND memory_id = $id ORDER BY version DESC LIMIT 1""",
+                          {"tenant": store.tenant, "id": memory_id}).fetchone()
+    else:
+        view = store.view(as_of)
+        row = cur.execute(f"""SELECT {MEMORY_COLUMNS} FROM anatid_memories m
+                              WHERE {believed_at("m", view)} AND m.memory_id = $id
+                              ORDER BY version DESC LIMIT 1""",
+                          {"tenant": store.tenant, "tx_at": view.tx_at, "id": memory_id}).fetchone()
     if row is None:
-        raise NotFoundError(f"memory {memory_id} does not exist in tenant {store.tenant}")
+        when = "" if as_of is None else f" as of {as_of}"
+        raise NotFoundError(f"memory {memory_id} does not exist in tenant {store.tenant}{when}")
     return memory_from_row(row, about_entities(store, cur, memory_id))
 
 
