@@ -9,7 +9,7 @@ EXTENSION := $(BUILD_DIR)/anatid.duckdb_extension
 CLANG_FORMAT ?= $(shell command -v clang-format 2>/dev/null)
 FORMAT_SOURCES = $(wildcard src/*.cpp src/*.hpp extension/*.cpp extension/*.hpp test/cpp/*.cpp test/cpp/*.hpp)
 
-.PHONY: all build test test-cpp test-python bench format clean headers
+.PHONY: all build test test-cpp test-python bench bench-graph format clean headers
 
 all: build
 
@@ -30,9 +30,15 @@ test-python: build
 	PYTHONPATH=python $(PYTHON) -m pytest -q test
 
 # Placeholder until the benchmark owners land benchmark/run.py.
-bench: build
+bench: build bench-graph
 	PYTHONPATH=python $(PYTHON) -m benchmark.run
 	PYTHONPATH=python $(PYTHON) -m benchmark.charts
+
+# Graph recall side by side (native, SQL oracle, LadybugDB) at 100k and 1M memories;
+# CI runs only the smoke size (python -m benchmark.graph_2hop --scale 0.1 --queries 200).
+bench-graph: build
+	PYTHONPATH=python $(PYTHON) -m benchmark.graph_2hop --scale 0.1
+	PYTHONPATH=python $(PYTHON) -m benchmark.graph_2hop --scale 1
 
 format:
 ifeq ($(CLANG_FORMAT),)

@@ -40,14 +40,18 @@ def _summary(samples):
             "n": len(samples)}
 
 
-def timed(fn, queries, warmup=50):
+def timed(fn, queries, warmup=50, cpu=None):
+    """Wall-clock ms per query; `cpu` (a list) also gets this process's CPU ms per query,
+    which a busy machine inflates far less than wall time (single-threaded engines only)."""
     for q in queries[:warmup]:
         fn(q)
     out, samples = [], []
     for q in queries:
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         ids = fn(q)
         samples.append((time.perf_counter() - t0) * 1000.0)
+        if cpu is not None:
+            cpu.append((time.process_time() - c0) * 1000.0)
         out.append(ids)
     return out, samples
 
@@ -100,30 +104,22 @@ def verb_engine(path):
 
 # ---- LadybugDB -----------------------------------------------------------------------------
 
-LADYBUG_QUERIES = {
-    # fixed-length patterns per hop, merged by min hop in Cypher
-    "union of fixed hops": """
-        MATCH (s:Entity {id: $id})<-[:About]-(m:Memory) WHERE m.visible RETURN m.id AS id, 0 AS hop
-        UNION ALL
-        MATCH (s:Entity {id: $id})-[:Relates]-(:Entity)<-[:About]-(m:Memory) WHERE m.visible
-        RETURN m.id AS id, 1 AS hop
-        UNION ALL
-        MATCH (s:Entity {id: $id})-[:Relates]-(:Entity)-[:Relates]-(:Entity)<-[:About]-(m:Memory)
-        WHERE m.visible RETURN m.id AS id, 2 AS hop""",
-    # variable length with the shortest distance per reached entity
-    "shortest 1..2 + hop 0": """
-        MATCH (s:Entity {id: $id})<-[:About]-(m:Memory) WHERE m.visible RETURN m.id AS id, 0 AS hop
-        UNION ALL
-        MATCH (s:Entity {id: $id})-[r:Relates* SHORTEST 1..2]-(e:Entity)<-[:About]-(m:Memory)
-        WHERE m.visible RETURN m.id AS id, length(r) AS hop""",
-    "var-length 1..2 + hop 0": """
-        MATCH (s:Entity {id: $id})<-[:About]-(m:Memory) WHERE m.visible RETURN m.id AS id, 0 AS hop
-        UNION ALL
-        MATCH (s:Entity {id: $id})-[r:Relates*1..2]-(e:Entity)<-[:About]-(m:Memory)
-        WHERE m.visible RETURN m.id AS id, length(r) AS hop""",
+# Cypher formulations of the same contract (LadybugDB 0.22 has no CALL subqueries and
+# SHORTEST needs a lower bound of 1, hence the two-query forms merged in Python: hop 0
+# first, then the walk, skipping memories already found at hop 0).
+_HOP0 = ("MATCH (s:Entity {id: $id})<-[:About]-(m:Memory) WHERE m.visible "
+         "RETURN m.id AS id ORDER BY id DESC LIMIT $lim")
+_WALK = ("MATCH (s:Entity {id: $id})-[r:Relates*%s 1..2]-(e:Entity)<-[:About]-(m:Memory) WHERE m.visible "
+         "RETURN m.id AS id, min(length(r)) AS h ORDER BY h, id DESC LIMIT $lim")
+LADYBUG_SINGLE = {
+    "var-length 0..2, min(length)":
+        "MATCH (s:Entity {id: $id})-[r:Relates*0..2]-(e:Entity)<-[:About]-(m:Memory) WHERE m.visible "
+        "RETURN m.id AS id, min(length(r)) AS h ORDER BY h, id DESC LIMIT $lim",
 }
-# the final min/order/limit, applied to each formulation's rows
-LADYBUG_WRAP = "CALL {{ {body} }} RETURN id, min(hop) AS h ORDER BY h, id DESC LIMIT {limit}"
+LADYBUG_TWO_STEP = {
+    "hop 0 + SHORTEST 1..2": (_HOP0, _WALK % " SHORTEST"),
+    "hop 0 + var-length 1..2": (_HOP0, _WALK % ""),
+}
 
 
 def ladybug_load(con, work: Path, compression: bool):
@@ -159,23 +155,29 @@ def ladybug_load(con, work: Path, compression: bool):
 
 def ladybug_engines(db, threads_options):
     import ladybug as lb
+
+    def ids_of(res):
+        out = []
+        while res.has_next():
+            out.append(int(res.get_next()[0]))
+        return out
+
     engines = {}
     for threads in threads_options:
         conn = lb.Connection(db, num_threads=threads)
-        for label, body in LADYBUG_QUERIES.items():
-            try:
-                stmt = conn.prepare(LADYBUG_WRAP.format(body=body, limit=LIMIT))
-            except Exception as exc:  # a formulation this version does not parse
-                engines[f"ladybug: {label}, {threads} thread(s)"] = exc
-                continue
-
-            def run(q, conn=conn, stmt=stmt):
-                res = conn.execute(stmt, {"id": q["entity_id"]})
-                ids = []
-                while res.has_next():
-                    ids.append(int(res.get_next()[0]))
-                return ids
-            engines[f"ladybug: {label}, {threads} thread(s)"] = run
+        for label, query in LADYBUG_SINGLE.items():
+            def single(q, conn=conn, query=query):
+                return ids_of(conn.execute(query, {"id": q["entity_id"], "lim": LIMIT}))
+            engines[f"ladybug: {label}, {threads} thread(s)"] = single
+        for label, (hop0, walk) in LADYBUG_TWO_STEP.items():
+            def two_step(q, conn=conn, hop0=hop0, walk=walk):
+                first = ids_of(conn.execute(hop0, {"id": q["entity_id"], "lim": LIMIT}))
+                if len(first) == LIMIT:
+                    return first
+                seen = set(first)
+                rest = ids_of(conn.execute(walk, {"id": q["entity_id"], "lim": LIMIT + len(first)}))
+                return (first + [m for m in rest if m not in seen])[:LIMIT]
+            engines[f"ladybug: {label}, {threads} thread(s)"] = two_step
     return engines
 
 
@@ -223,18 +225,28 @@ def run(args) -> dict:
         except ImportError:
             result["notes"].append("ladybug not installed (pip install ladybug): skipped")
 
-    want, base_samples = timed(engines["sql oracle (ids)"], queries)
+    oracle_cpu: list = []
+    want, base_samples = timed(engines["sql oracle (ids)"], queries, cpu=oracle_cpu)
     for name, fn in engines.items():
         if isinstance(fn, Exception):
             result["engines"][name] = {"error": str(fn).splitlines()[0]}
             continue
         try:
-            got, samples = (want, base_samples) if name == "sql oracle (ids)" else timed(fn, queries)
+            cpu = oracle_cpu if name == "sql oracle (ids)" else []
+            got, samples = (want, base_samples) if name == "sql oracle (ids)" else timed(fn, queries, cpu=cpu)
         except Exception as exc:
             result["engines"][name] = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0]}"}
             continue
-        mismatches = sum(1 for a, b in zip(got, want) if a != b)
+        bad = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
+        mismatches = len(bad)
         result["engines"][name] = {**_summary(samples), "mismatches": mismatches}
+        if bad:  # a few examples, to tell an engine's bug from ours
+            result["engines"][name]["mismatch_examples"] = [
+                {"query": queries[i], "missing": [m for m in want[i] if m not in got[i]][:5],
+                 "extra": [m for m in got[i] if m not in want[i]][:5], "same_set": set(got[i]) == set(want[i])}
+                for i in bad[:3]]
+        if cpu:
+            result["engines"][name]["cpu_p50_ms"] = round(_pct(cpu, 0.5), 4)
         print(f"{name:55s} p50 {_pct(samples, .5):8.3f} ms  p95 {_pct(samples, .95):8.3f}  "
               f"p99 {_pct(samples, .99):8.3f}  mismatches {mismatches}", flush=True)
 

@@ -56,14 +56,22 @@ def _journal_sql(rows: str) -> str:
     return _INSERT.format(rows=rows)
 
 
+# Small lookups, not joins against the big tables: list_contains filters each table's
+# scan (a join against unnest() planned far slower), and the BETWEEN lets DuckDB skip
+# the memories' row groups by their zone maps (the memories were just written).
 _ABOUT_ROWS = _journal_sql("""
+WITH mem AS (
+    SELECT memory_id, kind, valid_from, valid_to FROM anatid_memories
+    WHERE tenant_id = $tenant AND tx_to IS NULL AND memory_id BETWEEN $lo AND $hi
+      AND list_contains($mids, memory_id)),
+ent AS (
+    SELECT entity_id, name_key FROM anatid_entities
+    WHERE tenant_id = $tenant AND list_contains($eids, entity_id))
 SELECT CAST($tenant AS BIGINT) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST(3 AS TINYINT) AS op,
-       p.m AS a, p.e AS b, CAST(NULL AS VARCHAR) AS a_key, e.name_key AS b_key, m.kind,
-       m.valid_from, m.valid_to
-FROM (SELECT unnest($mids) AS m, unnest($eids) AS e) p
-JOIN anatid_memories m ON m.memory_id = p.m AND m.tenant_id = $tenant AND m.tx_to IS NULL
-JOIN anatid_entities e ON e.entity_id = p.e AND e.tenant_id = $tenant
-WHERE m.memory_id BETWEEN $lo AND $hi""")
+       p.m AS a, p.e AS b, CAST(NULL AS VARCHAR) AS a_key, ent.name_key AS b_key, mem.kind,
+       mem.valid_from, mem.valid_to
+FROM (SELECT unnest(CAST($mids AS BIGINT[])) AS m, unnest(CAST($eids AS BIGINT[])) AS e) p
+JOIN mem ON mem.memory_id = p.m JOIN ent ON ent.entity_id = p.e""")
 
 # The pair restated whole: one op-1 row per believed relates edge between x and y that
 # is or will be valid, or one op-2 row when there is none.
@@ -95,7 +103,6 @@ def _about_added(store, cur, pairs, now) -> None:
     if not pairs or not has_tables(store, cur):
         return
     mids = [int(m) for m, _ in pairs]
-    # the BETWEEN lets DuckDB skip the memories' row groups by their zone maps
     cur.execute(_ABOUT_ROWS, {"tenant": store.tenant, "seq": store.ids.take()[0], "mids": mids,
                               "eids": [int(e) for _, e in pairs], "lo": min(mids), "hi": max(mids)})
 
