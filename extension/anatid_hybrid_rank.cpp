@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace anatid {
@@ -25,9 +26,9 @@ namespace {
 // ---- argument layout ------------------------------------------------------------
 enum Arg : idx_t {
 	kTextGen, kTextNonce, kTextParts, kQueryTerms, kTextTouched,
-	kDocId, kDocLen, kDocFrom, kDocTo, kPostId, kPostTerm, kPostTf,
+	kDocId, kDocLen, kDocFrom, kDocTo, kDocTerms, kDocTfs, kTextDocCount,
 	kVecGen, kVecNonce, kVecParts, kQueryVec, kQueryNorm, kVecTouched,
-	kJvecId, kJvecFrom, kJvecTo, kJvecNorm, kJvecValues,
+	kJvecId, kJvecFrom, kJvecTo, kJvecNorm, kJvecValues, kVecRowCount,
 	kGraphId, kGraphHop,
 	kValidAt, kDepth, kK, kWv, kWt, kWg, kTextCeiling, kVecCeiling,
 	kArgCount
@@ -44,14 +45,15 @@ const ArgSpec kArgs[kArgCount] = {
     {"text_parts", DUCKDB_TYPE_BLOB, 1},     {"query_terms", DUCKDB_TYPE_VARCHAR, 1},
     {"text_touched", DUCKDB_TYPE_BIGINT, 1}, {"doc_id", DUCKDB_TYPE_BIGINT, 1},
     {"doc_len", DUCKDB_TYPE_INTEGER, 1},     {"doc_from", DUCKDB_TYPE_BIGINT, 1},
-    {"doc_to", DUCKDB_TYPE_BIGINT, 1},       {"post_id", DUCKDB_TYPE_BIGINT, 1},
-    {"post_term", DUCKDB_TYPE_VARCHAR, 1},   {"post_tf", DUCKDB_TYPE_INTEGER, 1},
+    {"doc_to", DUCKDB_TYPE_BIGINT, 1},       {"doc_terms", DUCKDB_TYPE_VARCHAR, 2},
+    {"doc_tfs", DUCKDB_TYPE_INTEGER, 2},     {"text_doc_count", DUCKDB_TYPE_BIGINT, 0},
     {"vec_gen", DUCKDB_TYPE_BIGINT, 0},      {"vec_nonce", DUCKDB_TYPE_BIGINT, 0},
     {"vec_parts", DUCKDB_TYPE_BLOB, 1},      {"query_vec", DUCKDB_TYPE_DOUBLE, 1},
     {"query_norm", DUCKDB_TYPE_DOUBLE, 0},   {"vec_touched", DUCKDB_TYPE_BIGINT, 1},
     {"jvec_id", DUCKDB_TYPE_BIGINT, 1},      {"jvec_from", DUCKDB_TYPE_BIGINT, 1},
     {"jvec_to", DUCKDB_TYPE_BIGINT, 1},      {"jvec_norm", DUCKDB_TYPE_DOUBLE, 1},
-    {"jvec_values", DUCKDB_TYPE_FLOAT, 2},   {"graph_id", DUCKDB_TYPE_BIGINT, 1},
+    {"jvec_values", DUCKDB_TYPE_FLOAT, 2},   {"vec_row_count", DUCKDB_TYPE_BIGINT, 0},
+    {"graph_id", DUCKDB_TYPE_BIGINT, 1},
     {"graph_hop", DUCKDB_TYPE_INTEGER, 1},   {"valid_at", DUCKDB_TYPE_BIGINT, 0},
     {"depth", DUCKDB_TYPE_BIGINT, 0},        {"k", DUCKDB_TYPE_BIGINT, 0},
     {"wv", DUCKDB_TYPE_DOUBLE, 0},           {"wt", DUCKDB_TYPE_DOUBLE, 0},
@@ -182,13 +184,42 @@ HybridRequest ReadRequest(duckdb_data_chunk input, idx_t row, std::shared_ptr<co
 		for (size_t i = 0; i < ids.size(); i++) {
 			t.docs.push_back(JournalDoc {ids[i], lens[i], from[i], to[i]});
 		}
-		auto pid = List<int64_t>(arg(kPostId), row, "post_id");
-		auto pterm = StringList(arg(kPostTerm), row, "post_term");
-		auto ptf = List<int32_t>(arg(kPostTf), row, "post_tf");
-		CheckSameLength(pid.size(), pterm.size(), "post");
-		CheckSameLength(pid.size(), ptf.size(), "post");
-		for (size_t i = 0; i < pid.size(); i++) {
-			t.postings.push_back(JournalPosting {pid[i], pterm[i], ptf[i]});
+		// postings of the journalled documents, kept only for the query's terms
+		std::unordered_set<std::string_view> wanted(t.terms.begin(), t.terms.end());
+		duckdb_vector terms_outer = arg(kDocTerms), tfs_outer = arg(kDocTfs);
+		idx_t toff = 0, tlen = 0, foff = 0, flen = 0;
+		if (ListSlice(terms_outer, row, toff, tlen) && ListSlice(tfs_outer, row, foff, flen)) {
+			CheckSameLength(tlen, ids.size(), "doc_terms");
+			CheckSameLength(flen, ids.size(), "doc_tfs");
+			duckdb_vector terms_inner = duckdb_list_vector_get_child(terms_outer);
+			duckdb_vector tfs_inner = duckdb_list_vector_get_child(tfs_outer);
+			const auto *te = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(terms_inner));
+			const auto *fe = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(tfs_inner));
+			auto *strings = static_cast<duckdb_string_t *>(duckdb_vector_get_data(duckdb_list_vector_get_child(terms_inner)));
+			const auto *tfv = static_cast<const int32_t *>(duckdb_vector_get_data(duckdb_list_vector_get_child(tfs_inner)));
+			for (idx_t i = 0; i < tlen; i++) {
+				if (!IsValid(terms_inner, toff + i) || !IsValid(tfs_inner, foff + i)) {
+					continue; // a document with no tokens
+				}
+				const duckdb_list_entry a = te[toff + i], b = fe[foff + i];
+				CheckSameLength(a.length, b.length, "doc_terms/doc_tfs");
+				for (idx_t j = 0; j < a.length; j++) {
+					std::string_view term(duckdb_string_t_data(&strings[a.offset + j]),
+					                      duckdb_string_t_length(strings[a.offset + j]));
+					if (wanted.count(term)) {
+						t.postings.push_back(JournalPosting {ids[i], term, tfv[b.offset + j]});
+					}
+				}
+			}
+		}
+		int64_t expected = 0;
+		if (!req.text_has_base && Scalar(arg(kTextDocCount), row, expected) &&
+		    expected > static_cast<int64_t>(t.docs.size())) {
+			throw std::runtime_error("anatid: tenant has " + std::to_string(expected) +
+			                         " indexed documents but no text generation, and only " +
+			                         std::to_string(t.docs.size()) +
+			                         " of them are journalled (the rest were written by plain SQL): "
+			                         "run rebuild_fts_index() (or maintain_indexes()) once");
 		}
 	}
 	return req;
@@ -233,12 +264,10 @@ void ReadVectorArm(duckdb_data_chunk input, idx_t row, HybridRequest &req, std::
 	// FLOAT[][]: outer list -> inner lists -> floats, contiguous per inner list
 	duckdb_vector outer = arg(kJvecValues);
 	idx_t off = 0, len = 0;
-	if (!ListSlice(outer, row, off, len) || len != ids.size()) {
-		if (!ids.empty()) {
-			throw std::invalid_argument("anatid_hybrid_rank: jvec_values does not match jvec_id");
-		}
-		return;
+	if (!ListSlice(outer, row, off, len)) {
+		len = 0;
 	}
+	CheckSameLength(len, ids.size(), "jvec_values/jvec_id");
 	duckdb_vector inner = duckdb_list_vector_get_child(outer);
 	const auto *inner_entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(inner));
 	const float *floats = static_cast<const float *>(duckdb_vector_get_data(duckdb_list_vector_get_child(inner)));
@@ -249,6 +278,13 @@ void ReadVectorArm(duckdb_data_chunk input, idx_t row, HybridRequest &req, std::
 			                            " dimensions, the query " + std::to_string(v.dim));
 		}
 		v.vectors.push_back(JournalVector {ids[i], from[i], to[i], norms[i], floats + e.offset});
+	}
+	int64_t expected = 0;
+	if (!v.base && Scalar(arg(kVecRowCount), row, expected) && expected > static_cast<int64_t>(v.vectors.size())) {
+		throw std::runtime_error("anatid: tenant has " + std::to_string(expected) +
+		                         " embeddings but no vector generation, and only " + std::to_string(v.vectors.size()) +
+		                         " of them are journalled (the rest were written by plain SQL): "
+		                         "run rebuild_vector_index() (or maintain_indexes()) once");
 	}
 }
 

@@ -1,8 +1,9 @@
 """The text index: per-tenant base generations of the postings plus a journal.
 
-Every write that changes a memory's text or visibility appends the memory id to
-`anatid_text_journal` in its own transaction (the journal hooks below), so the
-next read sees it with nothing rebuilt. `rebuild_fts_index()` folds the journal
+Every write that changes a memory's text or visibility appends the memory's new
+state (length, validity, postings) to `anatid_text_journal` in its own transaction
+(the journal hooks below), so the next read sees it with nothing rebuilt and reads
+one table to fold the journal. `rebuild_fts_index()` folds the journal
 into a new immutable generation (BLOB parts the extension parses once per
 process) and empties the journal, in one transaction. A document scores the same
 in either place: BM25 statistics are computed over the union at read time.
@@ -27,7 +28,18 @@ from ..verbs import journal
 TEXT_MAGIC = 0x31305854414E41   # "ANATX01", src/bm25.hpp kTextMagic
 OPEN_END = np.iinfo(np.int64).max
 
-_JOURNAL = "INSERT INTO anatid_text_journal (tenant_id, memory_id) SELECT $tenant, unnest($ids)"
+# The memory's state after the write: believed row, length, postings (NULL when gone).
+_JOURNAL = """
+INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, terms, tfs)
+SELECT $tenant, ids.id, $seq, CASE WHEN m.memory_id IS NOT NULL THEN d.doc_len END,
+       epoch_us(m.valid_from), coalesce(epoch_us(m.valid_to), 9223372036854775807), pl.terms, pl.tfs
+FROM (SELECT unnest($ids) AS id) ids
+LEFT JOIN anatid_memories m ON m.memory_id = ids.id AND m.tenant_id = $tenant AND m.tx_to IS NULL
+LEFT JOIN anatid_text_docs d ON d.memory_id = ids.id AND d.tenant_id = $tenant
+LEFT JOIN (SELECT memory_id, list(term ORDER BY term) AS terms, list(tf ORDER BY term) AS tfs
+           FROM anatid_postings WHERE tenant_id = $tenant AND memory_id IN (SELECT unnest($ids))
+           GROUP BY memory_id) pl ON pl.memory_id = ids.id
+"""
 
 _DOCS = """
 SELECT d.memory_id, d.doc_len, epoch_us(m.valid_from) AS vf,
@@ -50,32 +62,34 @@ ORDER BY p.term, p.memory_id
 def _journal(store, cur, memory_ids, now=None) -> None:
     ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
     if ids:
-        cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids})
+        cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids, "seq": store.ids.take()[0]})
 
 
 _ERASE = """
 DELETE FROM anatid_{kind}_gen_parts WHERE gen_id IN (SELECT gen_id FROM anatid_{kind}_gen WHERE tenant_id = $tenant);
 DELETE FROM anatid_{kind}_gen WHERE tenant_id = $tenant;
 DELETE FROM anatid_{kind}_journal WHERE tenant_id = $tenant;
-INSERT INTO anatid_{kind}_journal (tenant_id, memory_id)
-SELECT DISTINCT $tenant, memory_id FROM {source} WHERE tenant_id = $tenant AND memory_id <> $id;
 """
 
 
-def erase_from_index(store, cur, kind: str, source: str, memory_id: int) -> None:
+def erase_from_index(store, cur, kind: str, memory_id: int, remaining_sql: str, rejournal) -> None:
     """A hard forget must leave no trace of the text, and a generation holds it: drop the
-    generation and journal every remaining document instead, so reads scan exactly until
-    the next rebuild. Runs before the canonical rows go (journal.memory_erased)."""
-    for statement in _ERASE.format(kind=kind, source=source).split(";"):
+    tenant's generation and journal, then journal every remaining document afresh, so
+    reads scan exactly until the next rebuild. Runs before the canonical rows go."""
+    for statement in _ERASE.format(kind=kind).split(";"):
         if statement.strip():
-            p = {"tenant": store.tenant, **({"id": memory_id} if "$id" in statement else {})}
-            cur.execute(statement, p)
+            cur.execute(statement, {"tenant": store.tenant})
+    rest = [r[0] for r in cur.execute(remaining_sql, {"tenant": store.tenant, "id": memory_id}).fetchall()]
+    rejournal(store, cur, rest)
+
+
+_REMAINING = "SELECT memory_id FROM anatid_text_docs WHERE tenant_id = $tenant AND memory_id <> $id"
 
 
 journal.register("text_changed", _journal)
 journal.register("memory_closed", _journal)
 journal.register("memory_erased", lambda store, cur, memory_id: erase_from_index(
-    store, cur, "text", "anatid_text_docs", memory_id))
+    store, cur, "text", memory_id, _REMAINING, _journal))
 
 
 def arrow(result):
@@ -120,12 +134,12 @@ def build_parts(cur, tenant: int) -> tuple[list[bytes], int]:
     return parts, len(ids)
 
 
-def replace_generation(store, cur, kind: str, parts: list[bytes], count: int, now) -> int:
-    """Write a new generation of `kind` ('text' or 'vector') for the store's tenant,
-    drop the previous one and empty the journal (the caller's transaction)."""
+def replace_generation(store, cur, kind: str, parts: list[bytes], count: int, now, tenant: int | None = None) -> int:
+    """Write a new generation of `kind` ('text' or 'vector') for `tenant` (default: the
+    store's), drop the previous one and empty the journal (the caller's transaction)."""
     gen_id = store.ids.take()[0]
     nonce = int.from_bytes(os.urandom(8), "little", signed=True)
-    p = {"tenant": store.tenant}
+    p = {"tenant": store.tenant if tenant is None else tenant}
     cur.execute(f"DELETE FROM anatid_{kind}_gen_parts WHERE gen_id IN "
                 f"(SELECT gen_id FROM anatid_{kind}_gen WHERE tenant_id = $tenant)", p)
     cur.execute(f"DELETE FROM anatid_{kind}_gen WHERE tenant_id = $tenant", p)
@@ -137,14 +151,28 @@ def replace_generation(store, cur, kind: str, parts: list[bytes], count: int, no
     return gen_id
 
 
+def tenants(store, cur, all_tenants: bool) -> list[int]:
+    if not all_tenants:
+        return [store.tenant]
+    return [int(r[0]) for r in cur.execute("SELECT DISTINCT tenant_id FROM anatid_memories ORDER BY 1").fetchall()]
+
+
+def maintain(store, *, all_tenants: bool = False) -> dict:
+    """Fold the text journal of one tenant (or every tenant) into new base generations,
+    one transaction for all of them."""
+    report = {}
+    with store.write() as cur:
+        now = store.write_instant(None)
+        for t in tenants(store, cur, all_tenants):
+            parts, n = build_parts(cur, t)
+            report[t] = {"generation": replace_generation(store, cur, "text", parts, n, now, t), "documents": n}
+    return report
+
+
 def rebuild_fts_index(db) -> dict:
     """Fold the text journal of this handle's tenant into a new base generation."""
     store = getattr(db, "_store", db)
-    with store.write() as cur:
-        now = store.write_instant(None)
-        parts, n = build_parts(cur, store.tenant)
-        gen = replace_generation(store, cur, "text", parts, n, now)
-    return {"generation": gen, "documents": n}
+    return maintain(store)[store.tenant]
 
 
 def journal_rows(cur, tenant: int) -> int:

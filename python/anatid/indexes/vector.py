@@ -1,7 +1,8 @@
 """The vector index: per-tenant base generations of the embeddings plus a journal.
 
-Same life cycle as anatid.indexes.text: writes journal the memory ids whose vector
-or visibility changed, in their own transaction; `rebuild_vector_index()` folds the
+Same life cycle as anatid.indexes.text: writes journal the new state (validity,
+norm, vector) of each memory whose vector or visibility changed, in their own
+transaction; `rebuild_vector_index()` folds the
 journal into a new immutable generation. Embeddings are stored once per memory_id
 (a correction keeps its vector), so corrections journal nothing here.
 
@@ -15,11 +16,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..verbs import journal
-from .text import _bytes, arrow, erase_from_index, replace_generation
+from .text import _bytes, arrow, erase_from_index, replace_generation, tenants
 
 VECTOR_MAGIC = 0x31305856414E41  # "ANAVX01", src/vector.hpp kVectorMagic
 
-_JOURNAL = "INSERT INTO anatid_vector_journal (tenant_id, memory_id) SELECT $tenant, unnest($ids)"
+# The memory's state after the write (norm NULL when it has no believed vector any more).
+_JOURNAL = """
+INSERT INTO anatid_vector_journal (tenant_id, memory_id, seq, vf, vt, norm, embedding)
+SELECT $tenant, ids.id, $seq, epoch_us(m.valid_from), coalesce(epoch_us(m.valid_to), 9223372036854775807),
+       CASE WHEN m.memory_id IS NOT NULL THEN e.norm END, CASE WHEN m.memory_id IS NOT NULL THEN e.embedding END
+FROM (SELECT unnest($ids) AS id) ids
+LEFT JOIN anatid_memories m ON m.memory_id = ids.id AND m.tenant_id = $tenant AND m.tx_to IS NULL
+LEFT JOIN anatid_embeddings e ON e.memory_id = ids.id AND e.tenant_id = $tenant
+"""
 
 _ROWS = """
 SELECT e.memory_id, epoch_us(m.valid_from) AS vf,
@@ -34,13 +43,17 @@ ORDER BY e.memory_id
 def _journal(store, cur, memory_ids, now=None) -> None:
     ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
     if ids:
-        cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids})
+        cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids, "seq": store.ids.take()[0]})
 
 
 journal.register("vector_changed", _journal)
 journal.register("memory_closed", _journal)
+_REMAINING = """SELECT e.memory_id FROM anatid_embeddings e JOIN anatid_memories m
+                ON m.memory_id = e.memory_id AND m.tx_to IS NULL
+                WHERE e.tenant_id = $tenant AND e.memory_id <> $id"""
+
 journal.register("memory_erased", lambda store, cur, memory_id: erase_from_index(
-    store, cur, "vector", "anatid_embeddings", memory_id))
+    store, cur, "vector", memory_id, _REMAINING, _journal))
 
 
 def build_parts(cur, tenant: int, dim: int | None) -> tuple[list[bytes], int]:
@@ -59,11 +72,18 @@ def build_parts(cur, tenant: int, dim: int | None) -> tuple[list[bytes], int]:
     return parts, n
 
 
+def maintain(store, *, all_tenants: bool = False) -> dict:
+    """Fold the vector journal of one tenant (or every tenant) into new base generations."""
+    report = {}
+    with store.write() as cur:
+        now = store.write_instant(None)
+        for t in tenants(store, cur, all_tenants):
+            parts, n = build_parts(cur, t, store.embedding_dim)
+            report[t] = {"generation": replace_generation(store, cur, "vector", parts, n, now, t), "rows": n}
+    return report
+
+
 def rebuild_vector_index(db) -> dict:
     """Fold the vector journal of this handle's tenant into a new base generation."""
     store = getattr(db, "_store", db)
-    with store.write() as cur:
-        now = store.write_instant(None)
-        parts, n = build_parts(cur, store.tenant, store.embedding_dim)
-        gen = replace_generation(store, cur, "vector", parts, n, now)
-    return {"generation": gen, "rows": n}
+    return maintain(store)[store.tenant]

@@ -1,9 +1,9 @@
 -- Derived: the text index's base generations and journal (anatid.indexes.text).
 -- A generation is an immutable snapshot of one tenant's postings, stored as BLOB
 -- parts (little-endian arrays, see docs/indexes.md) that the extension parses once
--- per process; the journal lists every memory whose text or visibility changed
+-- per process; the journal holds the current state of every memory whose text or visibility changed
 -- since, written in the same transaction as the change. Dropping these tables
--- loses speed, never an answer: with no generation the journal is the whole index.
+-- loses speed, never an answer: with no generation every document is scanned.
 CREATE TABLE IF NOT EXISTS anatid_text_gen (
     tenant_id BIGINT    NOT NULL,
     gen_id    BIGINT    NOT NULL,
@@ -19,6 +19,12 @@ CREATE TABLE IF NOT EXISTS anatid_text_gen_parts (
 );
 
 CREATE TABLE IF NOT EXISTS anatid_text_journal (
-    tenant_id BIGINT NOT NULL,
-    memory_id BIGINT NOT NULL
+    tenant_id BIGINT    NOT NULL,
+    memory_id BIGINT    NOT NULL,
+    seq       BIGINT    NOT NULL,   -- allocator id of the write: the latest row of a memory wins
+    doc_len   INTEGER,              -- NULL: the memory has no believed text any more
+    vf        BIGINT,               -- valid_from, epoch microseconds
+    vt        BIGINT,               -- valid_to, epoch microseconds (INT64_MAX when open)
+    terms     VARCHAR[],            -- its postings, sorted by term
+    tfs       INTEGER[]
 );

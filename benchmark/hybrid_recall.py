@@ -1,0 +1,323 @@
+"""Hybrid recall (BM25 + exact cosine + graph seeds from the query, fused by RRF), side
+by side in one process: native anatid.anatid_hybrid, our pure-SQL oracle, LadybugDB.
+
+    python -m benchmark.hybrid_recall --scale 0.1         # 100k memories, 10k per tenant
+    python -m benchmark.hybrid_recall --scale 1           # 1M memories, 100k per tenant (the target shape)
+    python -m benchmark.hybrid_recall --dim384            # exact top-50 over 100k x 384-d, one tenant
+
+Data: benchmark.datagen's Phase 0 graph (ten tenants, Zipf entities, 5% superseded), with
+synthetic text (8-20 words from a Zipf vocabulary of 20k words) and clustered 64-d
+embeddings added here, seeded. Text and vector generations are built per tenant, then
+500 journalled writes go to tenant 0 so the journal merge is part of what is timed.
+Self-checking: the native ids and order are compared with the SQL oracle's on every
+query before any time is reported; LadybugDB's with the oracle's as well (it computes in
+float32 and its own BM25 query, so a few mismatches there are reported, not hidden).
+LadybugDB 0.22's fts and vector extensions download on INSTALL and fail offline, so it
+runs exact scans: cosine over a FLOAT[64] column, BM25 over a postings node table.
+Single thread everywhere. Writes benchmark/results/hybrid_recall-<scale>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from . import datagen
+
+RESULTS = Path(__file__).parent / "results"
+VOCAB = 20_000
+DEPTH, K = 50, 10
+
+
+def _pct(samples, q):
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def summary(samples):
+    return {"p50_ms": round(_pct(samples, 0.50), 3), "p95_ms": round(_pct(samples, 0.95), 3),
+            "mean_ms": round(statistics.fmean(samples), 3), "n": len(samples)}
+
+
+def timed(fn, queries, warmup=20):
+    for q in queries[:warmup]:
+        fn(q)
+    out, samples = [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        out.append(fn(q))
+        samples.append((time.perf_counter() - t0) * 1000.0)
+    return out, samples
+
+
+def words():
+    return np.array([f"w{i}" for i in range(VOCAB)])
+
+
+def zipf_words(rng, n):
+    p = 1.0 / np.arange(1, VOCAB + 1) ** 1.05
+    return rng.choice(VOCAB, size=n, p=p / p.sum())
+
+
+# ---- data -------------------------------------------------------------------------------
+
+def prepare(path: str, scale: float, dim: int, seed: int) -> None:
+    """Load Phase 0, then add text, embeddings, postings and one generation per tenant."""
+    import anatid
+    from anatid.indexes import text as text_index, vector as vector_index
+    from anatid.text import tokens_sql
+    t0 = time.perf_counter()
+    datagen.load(datagen.ensure_parquet(scale, 20260101), path)
+    db = anatid.Anatid.open(path, embedding_dim=dim)
+    con = db.connection
+    ids = con.execute("SELECT memory_id, tenant_id FROM anatid_memories ORDER BY memory_id").fetchnumpy()
+    n = len(ids["memory_id"])
+    rng = np.random.default_rng(seed)
+    vocab = words()
+    lens = rng.integers(8, 21, n)
+    flat = vocab[zipf_words(rng, int(lens.sum()))]
+    bounds = np.concatenate([[0], np.cumsum(lens)])
+    content = [" ".join(flat[bounds[i]:bounds[i + 1]]) for i in range(n)]
+    centers = rng.normal(size=(256, dim)).astype(np.float32)
+    emb = (centers[rng.integers(0, 256, n)] + 0.5 * rng.normal(size=(n, dim))).astype(np.float32)
+    import pyarrow as pa
+    table = pa.table({"memory_id": ids["memory_id"], "tenant_id": ids["tenant_id"], "content": content,
+                      "embedding": pa.FixedSizeListArray.from_arrays(pa.array(emb.ravel()), dim),
+                      "norm": np.linalg.norm(emb.astype(np.float64), axis=1)})
+    con.register("bench_text", table)
+    con.execute("UPDATE anatid_memories SET content = b.content FROM bench_text b "
+                "WHERE b.memory_id = anatid_memories.memory_id")
+    con.execute("INSERT INTO anatid_embeddings SELECT memory_id, tenant_id, embedding::FLOAT[], norm FROM bench_text")
+    con.execute(f"""INSERT INTO anatid_postings SELECT tenant_id, memory_id, term, count(*)::INTEGER
+                    FROM (SELECT tenant_id, memory_id, unnest({tokens_sql('content')}) AS term
+                          FROM anatid_memories WHERE tx_to IS NULL) GROUP BY ALL""")
+    con.execute("""INSERT INTO anatid_text_docs SELECT tenant_id, memory_id, sum(tf)::INTEGER
+                   FROM anatid_postings GROUP BY ALL""")
+    con.unregister("bench_text")
+    db.close()
+    with anatid.Anatid.open(path) as dbt:
+        text_index.maintain(dbt._store, all_tenants=True)
+        vector_index.maintain(dbt._store, all_tenants=True)
+    # 500 journalled writes over tenant 0, through the ordinary verb, in one batch
+    with anatid.Anatid.open(path, tenant=0) as db0:
+        items = [{"content": " ".join(vocab[zipf_words(rng, 12)]),
+                  "embedding": [float(x) for x in rng.normal(size=dim)]} for _ in range(500)]
+        db0.remember_many(items)
+    print(f"prepared {path} in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def choose_queries(n, dim, seed):
+    rng = np.random.default_rng(seed + 1)
+    vocab = words()
+    out = []
+    for _ in range(n):
+        # mid-frequency words: rank 20..2000 of the Zipf vocabulary
+        terms = vocab[rng.integers(20, 2000, int(rng.integers(2, 4)))]
+        out.append({"tenant": int(rng.integers(0, datagen.TENANTS)), "query": " ".join(terms),
+                    "qvec": [float(x) for x in rng.normal(size=dim)]})
+    return out
+
+
+# ---- LadybugDB --------------------------------------------------------------------------------
+
+LB_VECTOR = """MATCH (m:Memory) WHERE m.tenant = $t
+RETURN m.id AS id, array_cosine_similarity(m.emb, $q) AS s ORDER BY s DESC, id LIMIT 50"""
+LB_TEXT = """MATCH (p:Posting) WHERE p.tenant = $t AND list_contains($terms, p.term)
+WITH p.term AS term, collect(p.mid) AS mids, collect(p.tf) AS tfs, collect(p.len) AS lens, count(*) AS df
+UNWIND range(1, size(mids)) AS i
+WITH mids[i] AS id, ln(1 + ($n - df + 0.5) / (df + 0.5)) * (tfs[i] * 2.2)
+     / (tfs[i] + 1.2 * (0.25 + 0.75 * lens[i] / $avgdl)) AS c
+RETURN id, sum(c) AS s ORDER BY s DESC, id LIMIT 50"""
+
+
+def ladybug_setup(con, work: Path, dim: int):
+    import ladybug as lb
+    work.mkdir(parents=True, exist_ok=True)
+    con.execute(f"""COPY (SELECT e.memory_id AS id, e.tenant_id AS tenant, e.embedding::FLOAT[{dim}] AS emb
+                         FROM anatid_embeddings e JOIN anatid_memories m ON m.memory_id = e.memory_id
+                         WHERE m.tx_to IS NULL AND m.valid_to IS NULL) TO '{work}/memory.parquet' (FORMAT parquet)""")
+    con.execute(f"""COPY (SELECT row_number() OVER () AS pid, p.tenant_id AS tenant, p.term, p.memory_id AS mid,
+                                p.tf, d.doc_len AS len
+                         FROM anatid_postings p JOIN anatid_text_docs d USING (memory_id)
+                         JOIN anatid_memories m ON m.memory_id = p.memory_id
+                         WHERE m.tx_to IS NULL AND m.valid_to IS NULL) TO '{work}/posting.parquet' (FORMAT parquet)""")
+    stats = dict((int(t), (float(n), float(a))) for t, n, a in con.execute("""
+        SELECT d.tenant_id, count(*), avg(d.doc_len) FROM anatid_text_docs d JOIN anatid_memories m
+        ON m.memory_id = d.memory_id WHERE m.tx_to IS NULL AND m.valid_to IS NULL GROUP BY 1""").fetchall())
+    dbdir = work / "lb"
+    if dbdir.exists():
+        import shutil
+        shutil.rmtree(dbdir) if dbdir.is_dir() else dbdir.unlink()
+    db = lb.Database(str(dbdir), compression=False)
+    c = lb.Connection(db, num_threads=1)
+    c.execute(f"CREATE NODE TABLE Memory(id INT64, tenant INT64, emb FLOAT[{dim}], PRIMARY KEY(id))")
+    c.execute("CREATE NODE TABLE Posting(pid INT64, tenant INT64, term STRING, mid INT64, tf INT64, len INT64, "
+              "PRIMARY KEY(pid))")
+    c.execute(f"COPY Memory FROM '{work}/memory.parquet'")
+    c.execute(f"COPY Posting FROM '{work}/posting.parquet'")
+    vs, ts = c.prepare(LB_VECTOR), c.prepare(LB_TEXT)
+
+    def rows(res):
+        out = []
+        while res.has_next():
+            out.append(int(res.get_next()[0]))
+        return out
+
+    def run(q):
+        n, avgdl = stats[q["tenant"]]
+        v = rows(c.execute(vs, {"t": q["tenant"], "q": q["qvec"]}))
+        t = rows(c.execute(ts, {"t": q["tenant"], "terms": sorted(set(q["query"].split())), "n": n,
+                                "avgdl": avgdl}))
+        score: dict[int, float] = {}
+        for arm in (v, t):
+            for r, i in enumerate(arm, 1):
+                score[i] = score.get(i, 0.0) + 1.0 / (60 + r)
+        return [i for i, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))[:K]]
+    return db, run
+
+
+# ---- the run -----------------------------------------------------------------------------------
+
+def run(args) -> dict:
+    import anatid
+    from anatid import engines
+    path = str(Path(args.work) / f"hybrid-{args.scale:g}-{args.dim}.anatid")
+    Path(args.work).mkdir(parents=True, exist_ok=True)
+    if args.rebuild or not os.path.exists(path):
+        prepare(path, args.scale, args.dim, args.seed)
+    queries = choose_queries(args.queries, args.dim, args.seed)
+    result = {"benchmark": "hybrid_recall", "scale": args.scale, "dim": args.dim, "queries": len(queries),
+              "k": K, "depth": DEPTH, "threads": 1, "python": platform.python_version(),
+              "duckdb": duckdb.__version__, "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
+              "journal_rows_tenant0": 500, "engines": {}, "notes": []}
+    handles = {t: anatid.Anatid.open(path, tenant=t) for t in range(datagen.TENANTS)}
+    db0 = handles[0]
+    if not db0.native.loaded:
+        raise SystemExit(f"native extension not loaded: {db0.native.reason}")
+    db0.connection.execute("SET threads = 1")
+    cur = db0.connection.cursor()
+    result["memories"] = cur.execute("SELECT count(*) FROM anatid_memories").fetchone()[0]
+    macro = ("SELECT memory_id FROM anatid.anatid_hybrid($query, tenant := $tenant, k := 10, qvec := $qvec, "
+             "depth := 50, valid_at := $at)")
+    at = db0._store.view().valid_at
+
+    def native_sql(q):
+        return [r[0] for r in cur.execute(macro, {"query": q["query"], "tenant": q["tenant"], "qvec": q["qvec"],
+                                                  "at": at}).fetchall()]
+
+    def recall(q):
+        return [h.memory_id for h in handles[q["tenant"]].recall(q["query"], embedding=q["qvec"], k=K,
+                                                                 allow_slow=True)]
+
+    def oracle(q):
+        saved, engines._native_hybrid = engines._native_hybrid, None
+        try:
+            return recall(q)
+        finally:
+            engines._native_hybrid = saved
+
+    def text_only(q):
+        return [r[0] for r in cur.execute(macro, {"query": q["query"], "tenant": 0, "qvec": None,
+                                                  "at": at}).fetchall()]
+
+    ref, ref_t = timed(oracle, queries[: args.oracle_queries], warmup=5)
+    result["engines"]["sql oracle (recall(), native off)"] = summary(ref_t)
+    for name, fn in (("native anatid.anatid_hybrid (one SQL statement)", native_sql),
+                     ("native via recall()", recall)):
+        got, t = timed(fn, queries)
+        mism = sum(a != b for a, b in zip(got, ref))
+        result["engines"][name] = {**summary(t), "id_mismatches_vs_oracle": mism,
+                                   "checked": len(ref)}
+    # the journal's cost: text-only search over tenant 0 with its 500 journalled writes vs after a rebuild
+    _, with_journal = timed(text_only, queries)
+    from anatid.indexes.text import rebuild_fts_index
+    if not args.keep_journal:
+        rebuild_fts_index(db0)
+        _, without = timed(text_only, queries)
+        result["journal_500_writes_text_search"] = {"with_journal": summary(with_journal),
+                                                    "after_rebuild": summary(without),
+                                                    "added_p50_ms": round(_pct(with_journal, .5) - _pct(without, .5), 3)}
+    if not args.no_ladybug:
+        try:
+            t0 = time.perf_counter()
+            lb_db, lb_run = ladybug_setup(cur, Path(args.work) / f"lb-{args.scale:g}-{args.dim}", args.dim)
+            result["ladybug_load_s"] = round(time.perf_counter() - t0, 1)
+            got, t = timed(lb_run, queries)
+            mism = sum(a != b for a, b in zip(got, ref))
+            result["engines"]["ladybug 0.22 exact scans (cosine column + postings table), 1 thread"] = {
+                **summary(t), "id_mismatches_vs_oracle": mism, "checked": len(ref)}
+        except Exception as exc:  # report, never hide
+            result["notes"].append(f"ladybug failed: {exc!r}")
+    nat = result["engines"]["native anatid.anatid_hybrid (one SQL statement)"]["p50_ms"]
+    result["ratios_p50_vs_native"] = {k: round(v["p50_ms"] / nat, 2) for k, v in result["engines"].items()}
+    for h in handles.values():
+        h.close()
+    return result
+
+
+def run_384(args) -> dict:
+    """Exact vector top-50 over one tenant of 100k x 384-d, vector arm only, one thread."""
+    import anatid
+    from anatid.indexes.vector import rebuild_vector_index
+    path = str(Path(args.work) / "vec384.anatid")
+    n, dim = 100_000, 384
+    if args.rebuild or not os.path.exists(path):
+        for s in ("", ".wal"):
+            if os.path.exists(path + s):
+                os.remove(path + s)
+        rng = np.random.default_rng(args.seed)
+        with anatid.Anatid.open(path, embedding_dim=dim) as db:
+            items = []
+            for i in range(n):
+                items.append({"content": f"v{i}", "embedding": rng.normal(size=dim).astype(np.float32).tolist()})
+                if len(items) == 10_000:
+                    db.remember_many(items)
+                    items = []
+            rebuild_vector_index(db)
+    with anatid.Anatid.open(path) as db:
+        db.connection.execute("SET threads = 1")
+        rng = np.random.default_rng(args.seed + 7)
+        qs = [{"qvec": rng.normal(size=dim).tolist()} for _ in range(100)]
+        cur = db.connection.cursor()
+        at = db._store.view().valid_at
+        sql = "SELECT memory_id FROM anatid.anatid_hybrid('', qvec := $qvec, k := 50, depth := 50, valid_at := $at)"
+        _, t = timed(lambda q: cur.execute(sql, {"qvec": q["qvec"], "at": at}).fetchall(), qs, warmup=3)
+        return {"benchmark": "vector_top50_100k_x_384", "rows": n, "dim": dim, "threads": 1,
+                "native": summary(t), "duckdb": duckdb.__version__}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--oracle-queries", type=int, default=None, help="default: all")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--work", default="/tmp/anatid-bench")
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--no-ladybug", action="store_true")
+    ap.add_argument("--keep-journal", action="store_true")
+    ap.add_argument("--dim384", action="store_true")
+    args = ap.parse_args()
+    args.oracle_queries = args.oracle_queries or args.queries
+    RESULTS.mkdir(exist_ok=True)
+    if args.dim384:
+        res = run_384(args)
+        out = RESULTS / "hybrid_vector384.json"
+    else:
+        res = run(args)
+        out = RESULTS / f"hybrid_recall-{args.scale:g}.json"
+    out.write_text(json.dumps(res, indent=2) + "\n")
+    print(json.dumps(res, indent=2))
+
+
+if __name__ == "__main__":
+    main()
