@@ -37,7 +37,7 @@ p AS (
 tg AS (SELECT max(g.gen_id) AS gen, max(g.nonce) AS nonce FROM anatid_text_gen g, p
        WHERE g.tenant_id = p.t AND len(p.terms) > 0),
 tparts AS (SELECT list(x.payload ORDER BY x.part) AS parts FROM tg JOIN anatid_text_gen_parts x
-           ON x.gen_id = CASE WHEN anatid_hybrid_cached('text', tg.gen, tg.nonce) THEN -1 ELSE tg.gen END),
+           ON x.gen_id = CASE WHEN tg.gen IS NULL OR anatid_hybrid_cached('text', tg.gen, tg.nonce) THEN -1 ELSE tg.gen END),
 -- The journal: each memory's latest state since the generation, in one scan.
 tlatest AS (SELECT j.memory_id, j.doc_len, j.vf, j.vt, j.terms, j.tfs FROM anatid_text_journal j, p
             WHERE j.tenant_id = p.t AND len(p.terms) > 0
@@ -56,7 +56,7 @@ tcount AS (SELECT count(*) AS n FROM anatid_text_docs d, p, tg
 vg AS (SELECT max(g.gen_id) AS gen, max(g.nonce) AS nonce FROM anatid_vector_gen g, p
        WHERE g.tenant_id = p.t AND p.qv IS NOT NULL),
 vparts AS (SELECT list(x.payload ORDER BY x.part) AS parts FROM vg JOIN anatid_vector_gen_parts x
-           ON x.gen_id = CASE WHEN anatid_hybrid_cached('vector', vg.gen, vg.nonce) THEN -1 ELSE vg.gen END),
+           ON x.gen_id = CASE WHEN vg.gen IS NULL OR anatid_hybrid_cached('vector', vg.gen, vg.nonce) THEN -1 ELSE vg.gen END),
 vlatest AS (SELECT j.memory_id, j.vf, j.vt, j.norm, j.embedding FROM anatid_vector_journal j, p
             WHERE j.tenant_id = p.t AND p.qv IS NOT NULL
             QUALIFY row_number() OVER (PARTITION BY j.memory_id ORDER BY j.seq DESC) = 1),
