@@ -19,7 +19,6 @@ Generation layout (little-endian), one BLOB per part, in part order:
 from __future__ import annotations
 
 import os
-import warnings
 
 import numpy as np
 
@@ -92,14 +91,6 @@ journal.register("memory_erased", lambda store, cur, memory_id: erase_from_index
     store, cur, "text", memory_id, _REMAINING, _journal))
 
 
-def arrow(result):
-    """The result as a pyarrow Table (duckdb 2.0 renamed fetch_arrow_table)."""
-    fetch = getattr(result, "fetch_arrow_table", None) or getattr(result, "to_arrow_table")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # "an extra copy": fine for a rebuild
-        return fetch()
-
-
 def _bytes(a: np.ndarray, dtype) -> bytes:
     return np.ascontiguousarray(a, dtype=np.dtype(dtype).newbyteorder("<")).tobytes()
 
@@ -108,10 +99,10 @@ def build_parts(cur, tenant: int) -> tuple[list[bytes], int]:
     """The parts of a generation of `tenant`'s current postings, and its document count."""
     docs = cur.execute(_DOCS, {"tenant": tenant}).fetchnumpy()
     ids = np.asarray(docs["memory_id"], dtype=np.int64)
-    posts = arrow(cur.execute(_POSTINGS, {"tenant": tenant}))
-    terms = posts.column("term").to_pylist()
-    post_ids = posts.column("memory_id").to_numpy().astype(np.int64)
-    tfs = posts.column("tf").to_numpy().astype(np.int32)
+    posts = cur.execute(_POSTINGS, {"tenant": tenant}).fetchnumpy()
+    terms = [str(t) for t in posts["term"]]
+    post_ids = np.asarray(posts["memory_id"], dtype=np.int64)
+    tfs = np.asarray(posts["tf"], dtype=np.int32)
     # terms arrive sorted: each run of equal terms is one posting list
     starts = [0]
     dictionary: list[bytes] = []

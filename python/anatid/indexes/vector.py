@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..verbs import journal
-from .text import _bytes, arrow, erase_from_index, replace_generation, tenants
+from .text import _bytes, erase_from_index, replace_generation, tenants
 
 VECTOR_MAGIC = 0x31305856414E41  # "ANAVX01", src/vector.hpp kVectorMagic
 
@@ -57,16 +57,16 @@ journal.register("memory_erased", lambda store, cur, memory_id: erase_from_index
 
 
 def build_parts(cur, tenant: int, dim: int | None) -> tuple[list[bytes], int]:
-    table = arrow(cur.execute(_ROWS, {"tenant": tenant}))
-    n = table.num_rows
-    emb = table.column("embedding").combine_chunks()
-    values = emb.values.to_numpy(zero_copy_only=False).astype(np.float32) if n else np.zeros(0, np.float32)
+    rows = cur.execute(_ROWS, {"tenant": tenant}).fetchnumpy()
+    n = len(rows["memory_id"])
+    values = (np.concatenate([np.asarray(v, dtype=np.float32) for v in rows["embedding"]]) if n
+              else np.zeros(0, np.float32))
     if dim is None:
         dim = len(values) // n if n else 1
     if len(values) != n * dim:
         raise ValueError(f"embeddings of tenant {tenant} do not all have {dim} dimensions")
     header = np.array([VECTOR_MAGIC, n, dim, 0], dtype=np.int64)
-    col = lambda name, dt: _bytes(table.column(name).to_numpy(), dt) if n else b""
+    col = lambda name, dt: _bytes(np.asarray(rows[name]), dt) if n else b""
     parts = [_bytes(header, np.int64), col("memory_id", np.int64), col("vf", np.int64), col("vt", np.int64),
              col("norm", np.float64), _bytes(values, np.float32)]
     return parts, n
