@@ -37,8 +37,10 @@ bool Contains(int64_t from, int64_t to, int64_t at) {
 class Overlay {
 public:
 	Overlay(const Generation *base, std::vector<JournalRow> &rows, int64_t valid_at) : base_(base) {
-		std::stable_sort(rows.begin(), rows.end(),
-		                 [](const JournalRow &x, const JournalRow &y) { return x.seq < y.seq; });
+		auto by_seq = [](const JournalRow &x, const JournalRow &y) { return x.seq < y.seq; };
+		if (!std::is_sorted(rows.begin(), rows.end(), by_seq)) { // a single-threaded scan keeps seq order
+			std::stable_sort(rows.begin(), rows.end(), by_seq);
+		}
 		base_vertices_ = base ? base->VertexCount() : 0;
 		for (const JournalRow &row : rows) {
 			switch (row.op) {
