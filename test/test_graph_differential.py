@@ -216,3 +216,13 @@ def test_validity_that_ends_by_itself_is_not_trusted_from_the_base(tmp_path):
         after = db.recall_2hop("Ada")
         assert after.engine == "native"
         assert [h.content for h in after] == ["starts soon"]
+
+
+def test_maintenance_without_the_extension_skips_the_graph_and_reads_stay_correct(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANATID_NATIVE", "0")
+    with anatid.Anatid.open(str(tmp_path / "sql.anatid")) as db:
+        db.relate("Ada", "Babbage")
+        m = db.remember("Babbage built engines", ["Babbage"])
+        assert "skipped" in db.maintain_indexes()["graph"]
+        hits = db.recall_2hop("Ada")
+        assert hits.engine == "sql" and [h.memory_id for h in hits] == [m.memory_id]
