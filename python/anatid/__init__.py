@@ -1,6 +1,7 @@
 """anatid: embedded bitemporal graph memory for AI agents, on DuckDB."""
 from ._version import __version__
 from .db import Anatid, AsOf
+from .indexes.policy import MaintenancePolicy
 from .errors import (AnatidError, BruteForceCeilingError, ConflictError, DatabaseLocked,
                      EmbeddingDimensionError, NotFoundError, ReadOnlyError, SchemaVersionError, ValidationError)
 from .models import Edge, Entity, Episode, Hit, Memory, Provenance, RecallHits
@@ -12,4 +13,4 @@ from . import indexes, native_graph, native_hybrid  # noqa: F401,E402  journal h
 __all__ = ["Anatid", "AsOf", "AnatidError", "BruteForceCeilingError", "ConflictError", "DatabaseLocked",
            "EmbeddingDimensionError", "NotFoundError", "ReadOnlyError", "SchemaVersionError", "ValidationError",
            "Edge", "Entity", "Episode", "Hit", "Memory", "Provenance", "RecallHits", "BRUTE_FORCE_CEILING",
-           "SCAN_CEILING", "utcnow", "__version__"]
+           "SCAN_CEILING", "utcnow", "__version__", "MaintenancePolicy"]

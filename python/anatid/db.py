@@ -109,10 +109,24 @@ class Anatid:
         to_db(t, "t")
         return AsOf(self, t)
 
-    def maintain_indexes(self, **kw) -> dict:
-        """Build and publish new derived-index generations (graph), absorbing their journals."""
+    def maintain_indexes(self, policy=None, **kw) -> dict:
+        """Build, validate and publish the derived-index generations that are due under
+        `policy` (a MaintenancePolicy; default: any pending journal row), absorbing their
+        journals. docs/indexes.md says when to call it."""
         from .verbs.indexes import maintain_indexes
-        return maintain_indexes(self._store, **kw)
+        return maintain_indexes(self._store, policy=policy, **kw)
+
+    def rebuild_fts_index(self) -> dict:
+        """Rebuild and validate the text index of this handle's tenant, due or not."""
+        from .verbs.indexes import rebuild_fts_index
+        return rebuild_fts_index(self._store)
+
+    def index_health(self, **kw) -> list[dict]:
+        """Per index (graph, text, vector) and tenant: one reason (`fresh`, `stale_generation`,
+        `unvalidated`, `historical_query`, `rebuild_in_progress`, `load_failure`, `damaged_base`,
+        `absent`), counts and whether maintenance is due. Read-only."""
+        from .indexes.health import index_health
+        return index_health(self._store, **kw)
 
     def stats(self) -> dict:
         from .stats import stats

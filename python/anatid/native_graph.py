@@ -9,6 +9,7 @@ and RecallHits.notes says why:
 * historical_query    as_of reads (the base holds the current view only)
 * no_graph_index      the file has no graph index tables (it predates them)
 * no_graph_generation the tenant has no generation yet: run maintain_indexes()
+* damaged_base        the stored generation failed its checksum (anatid.indexes.health)
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import json
 from datetime import datetime, timedelta
 
 from . import engines
-from .indexes import graph as graph_index
+from .indexes import graph as graph_index, health
 from .models import Hit, RecallHits
 
 # One scan of two columns, one bound argument: every extra column or argument costs a
@@ -67,6 +68,7 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at) -
         if first["hop"] == HOP_NO_GENERATION:
             return None
         if first["hop"] == HOP_NEEDS_LOAD:
+            health.guard_graph_load(cur, tenant)   # DamagedBase rather than parse a corrupted BLOB
             cur.execute(_LOAD, {"g": first["memory_id"]}).fetchall()
             continue
         return [(h["memory_id"], h["hop"]) for h in hits]
@@ -88,12 +90,20 @@ class NativeGraphEngine:
             why = "historical_query"
         elif not graph_index.has_tables(store, cur):
             why = "no_graph_index"
+        elif health.flagged(store, "graph", store.tenant):
+            why = "damaged_base"
         if why is None:
-            ids = recall_ids(cur, store.tenant, keys, hops, limit, kinds, view.valid_at)
-            if ids is None:
-                why = "no_graph_generation"
+            try:
+                ids = recall_ids(cur, store.tenant, keys, hops, limit, kinds, view.valid_at)
+            except health.DamagedBase as exc:
+                health.mark_damaged(store, "graph", store.tenant, str(exc))
+                why = "damaged_base"
+            else:
+                if ids is None:
+                    why = "no_graph_generation"
         if why is not None:
-            return graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, tuple(notes) + (why,))
+            code = ("absent",) if why in ("no_graph_index", "no_graph_generation") else ()   # index_health's name
+            return graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, tuple(notes) + (why,) + code)
         if not ids:
             return RecallHits([], arms=("graph",), engine="native", notes=tuple(notes))
         mids = [m for m, _ in ids]

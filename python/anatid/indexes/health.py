@@ -1,0 +1,369 @@
+"""index_health() and the cheap per-read guard against a damaged base.
+
+Every (index, tenant) is in exactly one of REASONS, checked in this order:
+
+  historical_query     asked about an as_of read: bases hold the current view only
+  load_failure         the native extension is not loaded (NativeStatus.reason says why)
+  absent               no generation (or the file predates the index tables)
+  damaged_base         the stored generation fails its checksum or its structure, or its
+                       journal no longer reconciles with the canonical tables
+  rebuild_in_progress  maintain_indexes() is building this index in this process now
+  unvalidated          a generation with no validation record (built outside maintain_indexes())
+  stale_generation     the MaintenancePolicy says the journal is due to be folded
+  fresh                none of the above
+
+Reads never trust a base blindly: before the extension parses a generation that is not
+yet in its process cache, `guard_*` compares the stored bytes with the md5 recorded when
+the generation was validated (or, lacking a record, with the lengths its header
+implies). A mismatch sends the read to the SQL oracle with `damaged_base` in its notes.
+"""
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+import numpy as np
+
+from . import graph as graph_index
+from .policy import EAGER, MaintenancePolicy
+from .text import TEXT_MAGIC
+from .vector import VECTOR_MAGIC
+
+REASONS = ("fresh", "stale_generation", "unvalidated", "historical_query", "rebuild_in_progress",
+           "load_failure", "damaged_base", "absent")
+INDEXES = ("graph", "text", "vector")
+VALIDATIONS = "anatid_index_validations"
+
+# Process-wide state: builds running now, and (index, tenant) pairs found damaged since
+# their last publish. Keyed by the file's path: every handle on a file shares them.
+_lock = threading.Lock()
+_building: dict[tuple[str, str, int], int] = {}
+_damaged: dict[tuple[str, str, int], str] = {}
+_verified: set[tuple[str, str, int, int]] = set()
+
+
+class DamagedBase(Exception):
+    """Raised by a guard: the stored generation must not be parsed."""
+
+
+def _key(store, index: str, tenant: int) -> tuple[str, str, int]:
+    return (store.path, index, int(tenant))
+
+
+def mark_building(store, index: str, tenants, on: bool) -> None:
+    with _lock:
+        for t in tenants:
+            k = _key(store, index, t)
+            if on:
+                _building[k] = _building.get(k, 0) + 1
+            elif _building.get(k, 0) <= 1:
+                _building.pop(k, None)
+            else:
+                _building[k] -= 1
+
+
+def mark_damaged(store, index: str, tenant: int, detail: str) -> None:
+    with _lock:
+        _damaged[_key(store, index, tenant)] = detail
+
+
+def clear_damaged(store, index: str, tenants) -> None:
+    with _lock:
+        for t in tenants:
+            _damaged.pop(_key(store, index, t), None)
+
+
+def flagged_any(store, tenant: int, indexes) -> str | None:
+    """The first of `indexes` known damaged for `tenant` in this process (a dict lookup)."""
+    if not _damaged:
+        return None
+    return next((i for i in indexes if _key(store, i, tenant) in _damaged), None)
+
+
+def flagged(store, index: str, tenant: int) -> str | None:
+    """Why (index, tenant) is known damaged in this process since its last publish, or None."""
+    return _damaged.get(_key(store, index, tenant)) if _damaged else None
+
+
+def has_validations(store, cur) -> bool:
+    known = getattr(store, "_index_validations_table", None)
+    if known is None:
+        known = cur.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND schema_name = current_schema() AND table_name = $t", {"t": VALIDATIONS}).fetchone()[0] == 1
+        if store is not None:
+            store._index_validations_table = known
+    return known
+
+
+# ---- checksums and structure -----------------------------------------------------------
+
+_PARTS_SUM = """SELECT g.gen_id, md5(string_agg(md5(p.payload), '' ORDER BY p.part)), sum(octet_length(p.payload)),
+                       list(octet_length(p.payload) ORDER BY p.part), list(p.part ORDER BY p.part),
+                       max(CASE WHEN p.part = 0 THEN p.payload END)
+                FROM anatid_{kind}_gen g LEFT JOIN anatid_{kind}_gen_parts p ON p.gen_id = g.gen_id
+                WHERE g.tenant_id = $tenant GROUP BY g.gen_id"""
+_GRAPH_SUM = ("SELECT generation_id, md5(blob), octet_length(blob), bytes FROM anatid_graph_generations "
+              "WHERE tenant_id = $tenant")
+
+
+def _expected_lengths(kind: str, header: bytes | None) -> list[int] | None:
+    """Part byte lengths the header implies (the term bytes part: -1, any length), or None."""
+    if header is None or len(header) != 32:
+        return None
+    magic, a, b, c = (int(x) for x in np.frombuffer(header, dtype="<i8"))
+    if kind == "text":
+        if magic != TEXT_MAGIC or min(a, b, c) < 0:
+            return None
+        return [32, 8 * a, 4 * a, 8 * a, 8 * a, 8 * (b + 1), -1, 8 * (b + 1), 4 * c, 4 * c]
+    if magic != VECTOR_MAGIC or min(a, b) < 0:
+        return None
+    return [32, 8 * a, 8 * a, 8 * a, 8 * a, 4 * a * b]
+
+
+def parts_problem(kind: str, lengths, parts, header) -> str | None:
+    want = _expected_lengths(kind, None if header is None else bytes(header))
+    if want is None:
+        return f"{kind} generation header is missing or unreadable"
+    if list(parts or []) != list(range(len(want))):
+        return f"{kind} generation has parts {list(parts or [])}, expected 0..{len(want) - 1}"
+    for i, (got, exp) in enumerate(zip(lengths, want)):
+        if exp >= 0 and got != exp:
+            return f"{kind} generation part {i} has {got} bytes, its header implies {exp}"
+    return None
+
+
+def _record(cur, index: str, tenant: int):
+    return cur.execute(f"SELECT gen_id, checksum, bytes, base_rows, validated_at FROM {VALIDATIONS} "
+                       "WHERE index_name = $i AND tenant_id = $t", {"i": index, "t": tenant}).fetchone()
+
+
+def stored_problem(store, cur, index: str, tenant: int) -> tuple[int | None, str | None, bool]:
+    """(generation id, what is wrong with its stored bytes or None, validated?)."""
+    record = _record(cur, index, tenant) if has_validations(store, cur) else None
+    if index == "graph":
+        row = cur.execute(_GRAPH_SUM, {"tenant": tenant}).fetchone()
+        if row is None:
+            return None, None, False
+        gen, checksum, size, stored_size = row
+        problem = None if size == stored_size else f"graph generation BLOB has {size} bytes, {stored_size} were stored"
+    else:
+        row = cur.execute(_PARTS_SUM.format(kind=index), {"tenant": tenant}).fetchone()
+        if row is None:
+            return None, None, False
+        gen, checksum, size, lengths, parts, header = row
+        problem = parts_problem(index, lengths or [], parts, header)
+    validated = record is not None and int(record[0]) == int(gen)
+    if problem is None and validated and record[1] != checksum:
+        problem = f"{index} generation {gen} does not match the checksum recorded when it was validated"
+    return int(gen), problem, validated
+
+
+# ---- the per-read guards ---------------------------------------------------------------
+
+def guard_graph_load(cur, tenant: int, store=None) -> None:
+    """Called before a graph generation is parsed: raise DamagedBase if it must not be."""
+    _, problem, _ = stored_problem(store, cur, "graph", tenant)
+    if problem is not None:
+        if store is not None:
+            mark_damaged(store, "graph", tenant, problem)
+        raise DamagedBase(problem)
+
+
+_HYBRID_GENS = """
+SELECT 'text' AS kind, gen_id, nonce, anatid_hybrid_cached('text', gen_id, nonce) FROM anatid_text_gen
+WHERE tenant_id = $tenant AND $text
+UNION ALL
+SELECT 'vector', gen_id, nonce, anatid_hybrid_cached('vector', gen_id, nonce) FROM anatid_vector_gen
+WHERE tenant_id = $tenant AND $vector
+"""
+
+
+def guard_hybrid(store, cur, tenant: int, *, text: bool, vector: bool) -> str | None:
+    """None when the native hybrid call may parse what it needs; else why not ('damaged_base').
+
+    One small query per read (the generations' ids and whether this process has parsed
+    them); the checksum is computed only for a generation not yet parsed here."""
+    for index, used in (("text", text), ("vector", vector)):
+        if used and flagged(store, index, tenant):
+            return "damaged_base"
+    if not (text or vector):
+        return None
+    for kind, gen, nonce, cached in cur.execute(_HYBRID_GENS, {"tenant": tenant, "text": text,
+                                                              "vector": vector}).fetchall():
+        if cached or (store.path, kind, int(gen), int(nonce)) in _verified:
+            continue
+        _, problem, _ = stored_problem(store, cur, kind, tenant)
+        if problem is not None:
+            mark_damaged(store, kind, tenant, problem)
+            return "damaged_base"
+        with _lock:
+            _verified.add((store.path, kind, int(gen), int(nonce)))
+    return None
+
+
+# ---- index_health() --------------------------------------------------------------------
+
+def _tenants(cur) -> list[int]:
+    return [int(r[0]) for r in cur.execute(
+        "SELECT tenant_id FROM anatid_entities UNION SELECT tenant_id FROM anatid_memories ORDER BY 1").fetchall()]
+
+
+def _has_tables(store, cur, index: str) -> bool:
+    if index == "graph":
+        return graph_index.has_tables(store, cur)
+    n = cur.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                    "AND schema_name = current_schema() AND table_name IN (SELECT unnest($t))",
+                    {"t": [f"anatid_{index}_gen", f"anatid_{index}_gen_parts", f"anatid_{index}_journal"]}
+                    ).fetchone()[0]
+    return n == 3
+
+
+_COUNTS = {
+    "graph": ("SELECT (SELECT memories + edges FROM anatid_graph_generations WHERE tenant_id = $t), "
+              "(SELECT built_at FROM anatid_graph_generations WHERE tenant_id = $t), "
+              "(SELECT count(*) FROM anatid_graph_journal WHERE tenant_id = $t AND op <> 0)"),
+    "text": ("SELECT (SELECT n_docs FROM anatid_text_gen WHERE tenant_id = $t), "
+             "(SELECT built_at FROM anatid_text_gen WHERE tenant_id = $t), "
+             "(SELECT count(*) FROM anatid_text_journal WHERE tenant_id = $t)"),
+    "vector": ("SELECT (SELECT n_rows FROM anatid_vector_gen WHERE tenant_id = $t), "
+               "(SELECT built_at FROM anatid_vector_gen WHERE tenant_id = $t), "
+               "(SELECT count(*) FROM anatid_vector_journal WHERE tenant_id = $t)"),
+}
+
+# The ids a read would see from base + journal must be the canonical ids: a journal
+# row lost (truncated) or a base missing rows shows up here.
+_CANONICAL_IDS = {
+    "text": """SELECT d.memory_id FROM anatid_text_docs d JOIN anatid_memories m
+               ON m.memory_id = d.memory_id AND m.tenant_id = d.tenant_id AND m.tx_to IS NULL
+               WHERE d.tenant_id = $t""",
+    "vector": """SELECT e.memory_id FROM anatid_embeddings e JOIN anatid_memories m
+                 ON m.memory_id = e.memory_id AND m.tenant_id = e.tenant_id AND m.tx_to IS NULL
+                 WHERE e.tenant_id = $t""",
+}
+_JOURNAL_LATEST = """SELECT memory_id, {present} FROM anatid_{kind}_journal WHERE tenant_id = $t
+                     QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) = 1"""
+
+
+def reconcile(cur, index: str, tenant: int) -> str | None:
+    """What base + journal would answer that the canonical tables contradict, or None."""
+    if index == "graph":
+        return _reconcile_graph(cur, tenant)
+    part = cur.execute(f"SELECT p.payload FROM anatid_{index}_gen g JOIN anatid_{index}_gen_parts p "
+                       "ON p.gen_id = g.gen_id AND p.part = 1 WHERE g.tenant_id = $t", {"t": tenant}).fetchone()
+    seen = set(np.frombuffer(part[0], dtype="<i8").tolist()) if part else set()
+    present = "doc_len IS NOT NULL" if index == "text" else "norm IS NOT NULL"
+    for mid, alive in cur.execute(_JOURNAL_LATEST.format(present=present, kind=index), {"t": tenant}).fetchall():
+        (seen.add if alive else seen.discard)(int(mid))
+    canonical = {int(r[0]) for r in cur.execute(_CANONICAL_IDS[index], {"t": tenant}).fetchall()}
+    if seen != canonical:
+        lost, extra = len(canonical - seen), len(seen - canonical)
+        return (f"{index} base and journal disagree with the canonical tables: {lost} memories missing, "
+                f"{extra} extra (a journal row was lost, or the base is wrong)")
+    return None
+
+
+def _reconcile_graph(cur, tenant: int) -> str | None:
+    markers = cur.execute("SELECT list(CAST(split_part(entry, '|', 3) AS BIGINT)) FROM anatid_graph_journal "
+                          "WHERE tenant_id = $t AND op = 0", {"t": tenant}).fetchone()[0] or []
+    gen = cur.execute("SELECT generation_id FROM anatid_graph_generations WHERE tenant_id = $t",
+                      {"t": tenant}).fetchone()
+    if gen is not None and markers != [gen[0]]:
+        return f"the graph journal names base generations {markers}, the table holds {gen[0]}"
+    return None
+
+
+def graph_sample_problem(store, cur, tenant: int, at, seeds: int = 16) -> str | None:
+    """Recall around the entities written since the base was built (those answers must come
+    from the journal) plus a few others, natively and with the SQL oracle: any difference
+    means the base or its journal is wrong."""
+    from ..native_graph import recall_ids
+    from ..predicates import TimeView
+    from ..verbs.reads import graph_recall_oracle
+    built = cur.execute("SELECT built_at FROM anatid_graph_generations WHERE tenant_id = $t", {"t": tenant}).fetchone()
+    if built is None:
+        return None
+    keys = [r[0] for r in cur.execute("""
+        WITH touched AS (
+            SELECT dst_id AS e, tx_from AS at FROM anatid_edges WHERE tenant_id = $t AND kind = 'about'
+            UNION ALL SELECT src_id, coalesce(tx_to, tx_from) FROM anatid_edges WHERE tenant_id = $t AND kind = 'relates'
+            UNION ALL SELECT dst_id, coalesce(tx_to, tx_from) FROM anatid_edges WHERE tenant_id = $t AND kind = 'relates')
+        SELECT n.name_key FROM anatid_entities n JOIN touched ON touched.e = n.entity_id
+        WHERE n.tenant_id = $t GROUP BY n.name_key
+        ORDER BY max(touched.at) >= $built DESC, hash(n.name_key) LIMIT $n""",
+        {"t": tenant, "built": built[0], "n": seeds}).fetchall()]
+    view = TimeView(valid_at=at)
+    proxy = _TenantStore(store, tenant)
+    for key in keys:
+        native = recall_ids(cur, tenant, [key], 1, 100_000, None, at)
+        oracle = graph_recall_oracle(proxy, cur, view, [key], 1, None, 100_000)
+        if native is None or [(m, h) for m, h in native] != [(h.memory_id, h.hop) for h in oracle]:
+            return f"graph recall around {key!r} differs from the SQL oracle"
+    return None
+
+
+class _TenantStore:
+    """The store as seen by another tenant (the oracle reads only .tenant)."""
+
+    def __init__(self, store, tenant: int):
+        self._store, self.tenant = store, tenant
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy | None = None,
+                 as_of=None, deep: bool = True) -> list[dict]:
+    """One entry per (index, tenant): its reason, counts and whether maintenance is due."""
+    policy = EAGER if policy is None else policy
+    cur = store.read()
+    tenants = _tenants(cur) if all_tenants else [store.tenant]
+    if all_tenants and store.tenant not in tenants:
+        tenants.append(store.tenant)
+    now = store.view().valid_at
+    out = []
+    for index in INDEXES:
+        tables = _has_tables(store, cur, index)
+        for t in tenants:
+            entry = {"index": index, "tenant": t, "reason": "absent", "due": True, "generation_id": None,
+                     "base_rows": 0, "pending_rows": 0, "ratio": None, "age_seconds": None, "detail": ""}
+            out.append(entry)
+            if not tables:
+                entry["detail"] = "the file has no tables for this index (it predates them)"
+                continue
+            base, built_at, pending = cur.execute(_COUNTS[index], {"t": t}).fetchone()
+            entry["pending_rows"] = int(pending)
+            gen, problem, validated = stored_problem(store, cur, index, t)
+            if gen is not None:
+                age = (now - built_at).total_seconds() if isinstance(built_at, datetime) else None
+                entry.update(generation_id=str(gen), base_rows=int(base or 0), age_seconds=age,
+                             ratio=round(int(pending) / max(int(base or 0), 1), 6))
+            if as_of is not None:
+                entry.update(reason="historical_query", due=False,
+                             detail="as_of reads are answered by the SQL oracle (bases hold the current view)")
+                continue
+            if not store.native.loaded:   # every read of this index goes to the SQL oracle
+                entry.update(reason="load_failure", detail=store.native.reason or "native extension not loaded",
+                             due=index != "graph" and gen is None)
+                continue
+            if gen is None:
+                entry["detail"] = "no generation yet: run maintain_indexes()"
+                continue
+            if problem is None and deep:
+                problem = reconcile(cur, index, t)
+                if problem is None and index == "graph":
+                    problem = graph_sample_problem(store, cur, t, now)
+            problem = problem or flagged(store, index, t)
+            if problem is not None:
+                mark_damaged(store, index, t, problem)
+                entry.update(reason="damaged_base", due=True, detail=problem)
+            elif _building.get(_key(store, index, t)):
+                entry.update(reason="rebuild_in_progress", due=False, detail="maintain_indexes() is running")
+            elif not validated:
+                entry.update(reason="unvalidated", due=True,
+                             detail="built outside maintain_indexes(): never compared with the SQL oracle")
+            else:
+                fired = policy.triggers(pending=int(pending), base_rows=int(base or 0), age_seconds=entry["age_seconds"])
+                entry.update(reason="stale_generation" if fired else "fresh", due=bool(fired),
+                             detail=", ".join(fired))
+    return out
