@@ -59,12 +59,14 @@ def context(store, entity, *, hops: int = 0, kinds=None, limit: int = 50, as_of=
     kinds = validate.kinds(kinds)
     view = store.view(as_of)
     cur = store.read()
-    found = cur.execute("SELECT count(*) FROM anatid_entities WHERE tenant_id = $tenant "
-                        "AND name_key IN (SELECT unnest($keys))", {"tenant": store.tenant, "keys": keys}).fetchone()[0]
-    if found == 0:
-        raise NotFoundError(f"no entity named {entity!r} in tenant {store.tenant}")
     from ..engines import graph_engine
-    return graph_engine(store).recall(cur, view, keys, hops, kinds, limit)
+    hits = graph_engine(store).recall(cur, view, keys, hops, kinds, limit)
+    # Hits prove the entity exists; only an empty answer pays for the lookup (a scan).
+    if not hits and cur.execute("SELECT count(*) FROM anatid_entities WHERE tenant_id = $tenant "
+                                "AND list_contains($keys, name_key)",
+                                {"tenant": store.tenant, "keys": keys}).fetchone()[0] == 0:
+        raise NotFoundError(f"no entity named {entity!r} in tenant {store.tenant}")
+    return hits
 
 
 def recall_2hop(store, seed, *, kinds=None, limit: int = 50, as_of=None) -> RecallHits:
