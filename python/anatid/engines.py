@@ -16,7 +16,7 @@ class SqlGraphEngine:
 
     def recall(self, cur, view, keys, hops, kinds, limit, notes=()):
         from .verbs.reads import graph_recall_oracle
-        return graph_recall_oracle(self.store, cur, view, keys, hops, kinds, limit, notes)
+        return graph_recall_oracle(self.store, cur, view, keys, hops, kinds, limit, tuple(notes) + _why(self.store))
 
 
 class SqlHybridEngine:
@@ -27,7 +27,13 @@ class SqlHybridEngine:
 
     def recall(self, cur, view, params, **kw):
         from .verbs.reads import hybrid_oracle
+        kw["notes"] = list(kw.get("notes", ())) + list(_why(self.store))
         return hybrid_oracle(self.store, cur, view, params, **kw)
+
+
+def _why(store) -> tuple[str, ...]:
+    """index_health()'s reason for a read the native engine did not answer (NativeStatus says more)."""
+    return () if store.native.loaded else ("load_failure",)
 
 
 _native_graph = None    # factory(store) -> engine, set by the native graph module

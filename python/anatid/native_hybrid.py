@@ -35,9 +35,20 @@ class NativeHybridEngine:
     def recall(self, cur, view, params, *, use_vector, use_text, use_graph, seeds_given, kinds, notes,
                allow_slow: bool = False) -> RecallHits:
         from .verbs.reads import hybrid_oracle
+        from .indexes import health
+        reason = None
         if view.historical or kinds:
             why = "as_of" if view.historical else "kinds"
             notes = list(notes) + [f"{why} reads are answered by the SQL oracle (exact scan)"]
+            notes += ["historical_query"] if view.historical else []
+        else:
+            used = [i for i, on in (("text", use_text), ("vector", use_vector), ("graph", use_graph)) if on]
+            # the macro parses generations this process has not: check their stored bytes first
+            reason = ("damaged_base" if health.flagged_any(self.store, params["tenant"], used) else
+                      health.guard_hybrid(self.store, cur, params["tenant"], text=use_text, vector=use_vector))
+            if reason is not None:
+                notes = list(notes) + [f"the SQL oracle answers: {reason}", reason]
+        if view.historical or kinds or reason:
             return hybrid_oracle(self.store, cur, view, params, use_vector=use_vector, use_text=use_text,
                                  use_graph=use_graph, seeds_given=seeds_given, kinds=kinds, notes=notes)
         from .store import SCAN_CEILING

@@ -144,7 +144,8 @@ def stored_problem(store, cur, index: str, tenant: int) -> tuple[int | None, str
     if index == "graph":
         row = cur.execute(_GRAPH_SUM, {"tenant": tenant}).fetchone()
         if row is None:
-            return None, None, False
+            marker = _reconcile_graph(cur, tenant)
+            return None, marker, False
         gen, checksum, size, stored_size = row
         problem = None if size == stored_size else f"graph generation BLOB has {size} bytes, {stored_size} were stored"
     else:
@@ -178,6 +179,16 @@ SELECT 'vector', gen_id, nonce, anatid_hybrid_cached('vector', gen_id, nonce) FR
 WHERE tenant_id = $tenant AND $vector
 """
 
+# Rows a base-less native read would miss: the tenant's rows beyond what its journal holds
+# (what the macro counts before it refuses to answer).
+_UNJOURNALLED = {
+    "text": """SELECT (SELECT count(*) FROM anatid_text_docs WHERE tenant_id = $tenant) >
+                      (SELECT count(DISTINCT memory_id) FROM anatid_text_journal WHERE tenant_id = $tenant)""",
+    "vector": """SELECT (SELECT count(*) FROM anatid_embeddings e JOIN anatid_memories m ON m.memory_id = e.memory_id
+                         WHERE e.tenant_id = $tenant AND m.tx_to IS NULL) >
+                        (SELECT count(DISTINCT memory_id) FROM anatid_vector_journal WHERE tenant_id = $tenant)""",
+}
+
 
 def guard_hybrid(store, cur, tenant: int, *, text: bool, vector: bool) -> str | None:
     """None when the native hybrid call may parse what it needs; else why not ('damaged_base').
@@ -189,8 +200,12 @@ def guard_hybrid(store, cur, tenant: int, *, text: bool, vector: bool) -> str | 
             return "damaged_base"
     if not (text or vector):
         return None
-    for kind, gen, nonce, cached in cur.execute(_HYBRID_GENS, {"tenant": tenant, "text": text,
-                                                              "vector": vector}).fetchall():
+    rows = cur.execute(_HYBRID_GENS, {"tenant": tenant, "text": text, "vector": vector}).fetchall()
+    for kind in {k for k, used in (("text", text), ("vector", vector)) if used} - {r[0] for r in rows}:
+        # no base: the native call scans the journal, which must then hold every row
+        if cur.execute(_UNJOURNALLED[kind], {"tenant": tenant}).fetchone()[0]:
+            return "absent"
+    for kind, gen, nonce, cached in rows:
         if cached or (store.path, kind, int(gen), int(nonce)) in _verified:
             continue
         _, problem, _ = stored_problem(store, cur, kind, tenant)
@@ -268,8 +283,9 @@ def _reconcile_graph(cur, tenant: int) -> str | None:
                           "WHERE tenant_id = $t AND op = 0", {"t": tenant}).fetchone()[0] or []
     gen = cur.execute("SELECT generation_id FROM anatid_graph_generations WHERE tenant_id = $t",
                       {"t": tenant}).fetchone()
-    if gen is not None and markers != [gen[0]]:
-        return f"the graph journal names base generations {markers}, the table holds {gen[0]}"
+    held = [] if gen is None else [gen[0]]
+    if markers != held:
+        return f"the graph journal names base generations {markers}, the table holds {held}"
     return None
 
 
@@ -346,7 +362,7 @@ def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy 
                 entry.update(reason="load_failure", detail=store.native.reason or "native extension not loaded",
                              due=index != "graph" and gen is None)
                 continue
-            if gen is None:
+            if gen is None and problem is None:
                 entry["detail"] = "no generation yet: run maintain_indexes()"
                 continue
             if problem is None and deep:
