@@ -24,6 +24,7 @@ const anatid::SqlObject kNativeFunctions[] = {
     {"anatid_graph_cache_stats", "scalar", anatid::RegisterAnatidGraphCacheStats},
     {"anatid_hybrid_rank", "scalar", anatid::RegisterAnatidHybridRank},
     {"anatid_hybrid_cached", "scalar", anatid::RegisterAnatidHybridCached},
+    {"anatid_hybrid_recall", "aggregate", anatid::RegisterAnatidHybridRecall},
 };
 
 } // namespace

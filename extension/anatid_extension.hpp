@@ -31,6 +31,8 @@ void RegisterAnatidVersion(duckdb_connection connection);
 void RegisterAnatidHybridRank(duckdb_connection connection);
 // anatid_hybrid_cached(kind, generation, nonce) -> BOOLEAN: whether this process holds it parsed.
 void RegisterAnatidHybridCached(duckdb_connection connection);
+// anatid_hybrid_recall.cpp: the lean aggregate the Python engine calls
+void RegisterAnatidHybridRecall(duckdb_connection connection);
 
 // --- graph recall (src/graph_*.hpp; python/anatid/indexes/graph.py) ---------------
 // anatid_graph_build(row_kind, x, y, text, generation_id, tenant_id, built_at) -> BLOB (aggregate)

@@ -26,6 +26,7 @@ EXPECTED = {
     ("anatid_recall_2hop", "anatid"),
     ("anatid_hybrid_rank", "system"),
     ("anatid_hybrid_cached", "system"),
+    ("anatid_hybrid_recall", "system"),
     ("anatid_hybrid", "anatid"),
 }
 

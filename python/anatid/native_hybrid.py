@@ -1,16 +1,42 @@
-"""Hybrid recall through the native extension: one call of anatid.anatid_hybrid.
+"""Hybrid recall through the native extension.
 
-Registered with anatid.engines when imported. The macro answers the current view
-without a kinds filter; historical (as_of) and kinds-filtered reads go to the SQL
-oracle, and the RecallHits say so in `notes`.
+Registered with anatid.engines when imported. The lean path (current view, no kinds
+filter, an ASCII query, text and vector generations resident in this process) issues
+small statements instead of planning the ~25-CTE anatid.anatid_hybrid macro per call:
+
+1. seeds from the query (only when the graph arm runs without seed_entity and the
+   query has terms): the tenant's entities whose name tokens all occur in the query;
+2. the graph arm on the native graph generation (native_graph.recall_ids, what
+   recall_2hop runs), skipped when there are no seeds;
+3. one statement whose only work is the aggregate anatid_hybrid_recall over one
+   UNION ALL of the generation ids (the parsed generations come from the process-wide
+   cache) and the two journals' rows, with the query terms, vector and graph hits in
+   one BLOB parameter; it returns the fused top k with per-arm ranks (the same core,
+   src/hybrid.hpp, as the macro's anatid_hybrid_rank);
+4. the content and kind of those k ids (by id list, predicates.visible).
+
+Tokenizing: the token rule is SQL's regexp_extract_all(lower(x), TOKEN_PATTERN).
+Compiling that Unicode pattern costs ~2.7 ms per statement, more than everything
+else here, so an ASCII query is tokenized by ascii_tokens(), which is the same
+function on ASCII text (test_tokenizer_parity checks all 128 characters and random
+strings against SQL: on ASCII, lower() only maps A-Z and the pattern's classes hold
+exactly [a-z0-9]). A non-ASCII query, an as_of or kinds read, a tenant without a
+generation or graph generation, or a generation this process has not parsed yet goes
+to the one-statement macro (which also loads the generation), and kinds and as_of to
+the SQL oracle; RecallHits.notes says which.
 """
 from __future__ import annotations
+
+import re
+import struct
+from datetime import datetime, timedelta
 
 import duckdb
 
 from . import engines
-from .errors import AnatidError
+from .errors import AnatidError, BruteForceCeilingError
 from .models import Hit, RecallHits
+from .predicates import visible
 
 ARMS = ("vector", "text", "graph")
 
@@ -18,12 +44,106 @@ HYBRID_CALL = """
 SELECT memory_id, content, kind, score, rank_vector, rank_text, rank_graph, hop
 FROM anatid.anatid_hybrid($query, tenant := $tenant, k := $k, qvec := $qvec, qnorm := $qnorm, seeds := $seeds,
                           depth := $depth, wv := $wv, wt := $wt, wg := $wg, valid_at := $valid_at,
-                          text_ceiling := $text_ceiling, vector_ceiling := NULL)
+                          text_ceiling := $text_ceiling, vector_ceiling := $vector_ceiling)
 """
+
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+_EPOCH = datetime(1970, 1, 1)
+
+
+def ascii_tokens(text: str) -> list[str] | None:
+    """SQL's regexp_extract_all(lower(text), TOKEN_PATTERN) for ASCII text; None otherwise."""
+    if not text.isascii():
+        return None
+    return _ASCII_TOKEN.findall(text.lower())
+
+
+# Seeds from an ASCII query's terms. A seed's name has a token, and every one is a query
+# term, so its lower(name) contains a term: a cheap filter first. A name whose lower()
+# is ASCII is tokenized by the ASCII pattern (the same tokens, see above); a non-ASCII
+# survivor is returned undecided and settled by _SEEDS_UNICODE.
+_SEEDS_ASCII = """
+SELECT name_key, ascii FROM (
+    SELECT e.name_key, strlen(lower(e.name)) = length(lower(e.name)) AS ascii,
+           regexp_extract_all(lower(e.name), '[a-z0-9]+') AS toks
+    FROM anatid_entities e
+    WHERE e.tenant_id = $tenant AND ({contains}))
+WHERE NOT ascii OR (len(toks) > 0 AND list_has_all($terms, toks))
+"""
+
+
+def _seeds_ascii_sql(terms) -> str:
+    # The terms are [a-z0-9]+ (ascii_tokens), so they are safe as literals; inline ORs of
+    # contains() plan and run in a third of the time of a lambda over a bound list.
+    assert all(_ASCII_TOKEN.fullmatch(t) for t in terms)
+    return _SEEDS_ASCII.format(contains=" OR ".join(f"contains(lower(e.name), '{t}')" for t in terms))
+
+
+def _seeds_unicode_sql() -> str:
+    from .text import tokens_sql
+    return (f"SELECT name_key FROM anatid_entities WHERE tenant_id = $tenant AND name_key IN (SELECT unnest($keys)) "
+            f"AND len({tokens_sql('name')}) > 0 AND list_has_all($terms, {tokens_sql('name')})")
+
+
+# One scan per input, one aggregate: anatid_hybrid_recall (extension/anatid_hybrid_recall.cpp)
+# reads the generation ids (their parsed forms come from the process-wide cache) and the
+# journals' rows (the latest row of a memory wins, in C++), the query is one BLOB.
+_TEXT_ROWS = """
+    SELECT 1 AS kind, gen_id AS a, nonce AS b, NULL::BIGINT AS c, NULL::BIGINT AS d, NULL::INTEGER AS len,
+           NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs, NULL::FLOAT[] AS emb
+    FROM anatid_text_gen WHERE tenant_id = $tenant
+    UNION ALL
+    SELECT 3, memory_id, seq, vf, vt, doc_len, NULL, terms, tfs, NULL FROM anatid_text_journal WHERE tenant_id = $tenant"""
+
+_VECTOR_ROWS = """
+    SELECT 2 AS kind, gen_id AS a, nonce AS b, NULL::BIGINT AS c, NULL::BIGINT AS d, NULL::INTEGER AS len,
+           NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs, NULL::FLOAT[] AS emb
+    FROM anatid_vector_gen WHERE tenant_id = $tenant
+    UNION ALL
+    SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
+
+
+def _rank_sql(use_text: bool, use_vector: bool) -> str:
+    rows = " UNION ALL".join(r for r, used in ((_TEXT_ROWS, use_text), (_VECTOR_ROWS, use_vector)) if used)
+    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, terms, tfs, emb, $request) "
+            f"FROM ({rows}) r")
+
+
+_RANK_SQL = {(t, v): _rank_sql(t, v) for t in (False, True) for v in (False, True) if t or v}
+NEEDS_MACRO, OVER_CEILING = -1, -2
+
+
+def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, qnorm, gids, ghops) -> bytes:
+    """The request BLOB of anatid_hybrid_recall (see its file comment)."""
+    out = [struct.pack("<qqqdddq", at_us, depth, k, wv, wt, wg, -1 if vector_ceiling is None else vector_ceiling),
+           struct.pack("<I", len(terms))]
+    for t in terms:
+        b = t.encode("utf-8")
+        out += [struct.pack("<I", len(b)), b]
+    q = [] if qvec is None else [float(x) for x in qvec]
+    out.append(struct.pack(f"<I{len(q)}dd", len(q), *q, 0.0 if qnorm is None else float(qnorm)))
+    out.append(struct.pack(f"<I{len(gids)}q{len(ghops)}i", len(gids), *gids, *ghops))
+    return b"".join(out)
+
+
+def _hydrate_sql(view) -> str:
+    return f"""
+SELECT m.memory_id, m.content, m.kind
+FROM (SELECT unnest($ids) AS memory_id) h JOIN anatid_memories m ON m.memory_id = h.memory_id
+WHERE {visible('m', view)} AND m.memory_id BETWEEN $lo AND $hi"""
 
 
 class ScanCeilingError(AnatidError):
     """An exact text scan would exceed SCAN_CEILING; the message says what to do."""
+
+
+def _ceiling_error(exc: Exception):
+    msg = str(exc).split("anatid: ", 1)[-1]
+    if "SCAN_CEILING" in msg:
+        return ScanCeilingError(msg)
+    if "BRUTE_FORCE_CEILING" in msg:
+        return BruteForceCeilingError(msg)
+    return None
 
 
 class NativeHybridEngine:
@@ -36,22 +156,109 @@ class NativeHybridEngine:
                allow_slow: bool = False) -> RecallHits:
         from .verbs.reads import hybrid_oracle
         from .indexes import health
-        reason = None
+        tenant = params["tenant"]
+        fallback = None           # (note, index_health reason) when the SQL oracle must answer
         if view.historical or kinds:
             why = "as_of" if view.historical else "kinds"
-            notes = list(notes) + [f"{why} reads are answered by the SQL oracle (exact scan)"]
-            notes += ["historical_query"] if view.historical else []
-        else:
-            used = [i for i, on in (("text", use_text), ("vector", use_vector), ("graph", use_graph)) if on]
-            # the macro parses generations this process has not: check their stored bytes first
-            reason = ("damaged_base" if health.flagged_any(self.store, params["tenant"], used) else
-                      health.guard_hybrid(self.store, cur, params["tenant"], text=use_text, vector=use_vector))
+            fallback = (f"{why} reads are answered by the SQL oracle (exact scan)",
+                        "historical_query" if view.historical else None)
+        elif health.flagged_any(self.store, tenant, [i for i, used in (("text", use_text), ("vector", use_vector),
+                                                                       ("graph", use_graph)) if used]):
+            fallback = ("a generation failed its checks: the SQL oracle answers until maintain_indexes()",
+                        "damaged_base")
+        if fallback is None:
+            try:
+                hits, why = self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow)
+                # the macro parses generations this process has not: check their stored bytes first
+                reason = None if hits is not None else health.guard_hybrid(self.store, cur, tenant, text=use_text,
+                                                                           vector=use_vector)
+            except health.DamagedBase as exc:     # the graph generation, met by the lean path's graph arm
+                health.mark_damaged(self.store, "graph", tenant, str(exc))
+                reason = "damaged_base"
             if reason is not None:
-                notes = list(notes) + [f"the SQL oracle answers: {reason}", reason]
-        if view.historical or kinds or reason:
+                fallback = (f"the SQL oracle answers: {reason}", reason)
+        if fallback is not None:
+            notes = list(notes) + [n for n in fallback if n]
             return hybrid_oracle(self.store, cur, view, params, use_vector=use_vector, use_text=use_text,
-                                 use_graph=use_graph, seeds_given=seeds_given, kinds=kinds, notes=notes)
-        from .store import SCAN_CEILING
+                                 use_graph=use_graph, seeds_given=seeds_given, kinds=kinds, notes=notes,
+                                 allow_slow=allow_slow)
+        arms = tuple(a for a, used in zip(ARMS, (use_vector, use_text, use_graph)) if used)
+        if hits is None:
+            notes = list(notes) + [f"answered by the anatid.anatid_hybrid macro: {why}"]
+            hits = self._macro(cur, params, use_vector, use_text, use_graph, seeds_given, allow_slow)
+        return RecallHits(hits, bm25_stale=False, arms=arms, notes=tuple(notes), engine="native")
+
+    # ---- the lean path --------------------------------------------------------------
+    def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow):
+        from .native_graph import recall_ids
+        from .store import BRUTE_FORCE_CEILING
+        query = params.get("query", "")
+        toks = ascii_tokens(query)
+        if toks is None:
+            return None, "the query is not ASCII (tokenized by the Unicode pattern in SQL)"
+        terms = sorted(set(toks))
+        tenant, depth = params["tenant"], params["depth"]
+        use_text = use_text and bool(terms)
+        gids, ghops = [], []
+        if use_graph:
+            if seeds_given:
+                keys = params["seed_keys"]
+            elif terms:
+                keys = self._seeds(cur, tenant, terms)
+            else:
+                keys = []
+            if keys:
+                found = recall_ids(cur, tenant, keys, 2, depth, None, view.valid_at)
+                if found is None:
+                    return None, "no graph generation for this tenant"
+                gids = [m for m, _ in found]
+                ghops = [h for _, h in found]
+        if not (use_text or use_vector):   # graph hits only: fused by the macro's rule in C++ all the same
+            use_text_rows = True
+        else:
+            use_text_rows = use_text
+        request = encode_request(
+            at_us=(view.valid_at - _EPOCH) // timedelta(microseconds=1), depth=depth, k=params["k"],
+            wv=params["wv"], wt=params["wt"], wg=params["wg"],
+            vector_ceiling=None if allow_slow else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
+            qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops)
+        ranked = cur.execute(_RANK_SQL[(use_text_rows, use_vector)], {"tenant": tenant, "request": request}).fetchone()[0]
+        if ranked is None:
+            return None, "the tenant has no text or vector generation"
+        if ranked and ranked[0]["memory_id"] == NEEDS_MACRO:
+            return None, "a text or vector generation is missing or not yet parsed in this process"
+        if ranked and ranked[0]["memory_id"] == OVER_CEILING:
+            rows = int(ranked[0]["score"])
+            raise BruteForceCeilingError(
+                f"an exact vector scan would cover {rows} rows, above BRUTE_FORCE_CEILING={BRUTE_FORCE_CEILING}: "
+                "pass allow_slow=True")
+        if not ranked:
+            return [], None
+        ids = [h["memory_id"] for h in ranked]
+        content = {mid: (c, kind) for mid, c, kind in cur.execute(
+            _hydrate_sql(view), {**view.params(tenant), "ids": ids, "lo": min(ids), "hi": max(ids)}).fetchall()}
+        hits = []
+        for h in ranked:
+            if h["memory_id"] not in content:   # not visible any more: the macro's join drops it too
+                continue
+            c, kind = content[h["memory_id"]]
+            sources = tuple(a for a, r in zip(ARMS, (h["rv"], h["rt"], h["rg"])) if r is not None)
+            hits.append(Hit(int(h["memory_id"]), c, kind, float(h["score"]), sources,
+                            None if h["hop"] is None else int(h["hop"])))
+        return hits, None
+
+    def _seeds(self, cur, tenant, terms) -> list[str]:
+        keys, undecided = [], []
+        for key, ascii_name in cur.execute(_seeds_ascii_sql(terms), {"tenant": tenant, "terms": terms}).fetchall():
+            (keys if ascii_name else undecided).append(key)
+        if undecided:
+            keys += [r[0] for r in cur.execute(_seeds_unicode_sql(), {"tenant": tenant, "keys": undecided,
+                                                                      "terms": terms}).fetchall()]
+        return sorted(keys)
+
+    # ---- the macro (everything else the native engine answers) ------------------------
+    def _macro(self, cur, params, use_vector, use_text, use_graph, seeds_given, allow_slow):
+        from .store import BRUTE_FORCE_CEILING, SCAN_CEILING
         bound = {
             "query": params.get("query", "") if (use_text or (use_graph and not seeds_given)) else "",
             "tenant": params["tenant"], "k": params["k"], "depth": params["depth"],
@@ -59,19 +266,20 @@ class NativeHybridEngine:
             "seeds": params.get("seed_keys") if seeds_given else None,
             "wv": params["wv"], "wt": params["wt"], "wg": params["wg"], "valid_at": params["valid_at"],
             "text_ceiling": None if allow_slow else SCAN_CEILING,
+            "vector_ceiling": None if allow_slow else BRUTE_FORCE_CEILING,
         }
         try:
             rows = cur.execute(HYBRID_CALL, bound).fetchall()
         except duckdb.Error as exc:
-            if "SCAN_CEILING" in str(exc):
-                raise ScanCeilingError(str(exc).split("anatid: ", 1)[-1]) from None
+            err = _ceiling_error(exc)
+            if err is not None:
+                raise err from None
             raise
         hits = []
         for mid, content, kind, score, rv, rt, rg, hop in rows:
             sources = tuple(a for a, r in zip(ARMS, (rv, rt, rg)) if r is not None)
             hits.append(Hit(int(mid), content, kind, float(score), sources, None if hop is None else int(hop)))
-        arms = tuple(a for a, used in zip(ARMS, (use_vector, use_text, use_graph)) if used)
-        return RecallHits(hits, bm25_stale=False, arms=arms, notes=tuple(notes), engine="native")
+        return hits
 
 
 engines.register_native(hybrid=NativeHybridEngine)

@@ -109,14 +109,6 @@ def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, 
     cur = store.read()
     notes: list[str] = []
     use_vector = vec is not None
-    if use_vector and not allow_slow:
-        n = cur.execute("SELECT count(*) FROM anatid_embeddings WHERE tenant_id = $tenant",
-                        {"tenant": store.tenant}).fetchone()[0]
-        from ..store import BRUTE_FORCE_CEILING
-        if n > BRUTE_FORCE_CEILING:
-            raise BruteForceCeilingError(
-                f"an exact vector scan would cover {n} rows, above BRUTE_FORCE_CEILING={BRUTE_FORCE_CEILING}: "
-                "pass allow_slow=True, or build a vector index with maintain_indexes()")
     use_text = bool(query.strip())
     use_graph = seed_keys is not None or use_text
     if not (use_vector or use_text or use_graph):
@@ -137,11 +129,21 @@ def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, 
     from ..engines import hybrid_engine
     return hybrid_engine(store).recall(cur, view, params, use_vector=use_vector, use_text=use_text,
                                        use_graph=use_graph, seeds_given=seed_keys is not None,
-                                       kinds=kinds, notes=notes)
+                                       kinds=kinds, notes=notes, allow_slow=allow_slow)
 
 
 def hybrid_oracle(store, cur, view, params, *, use_vector, use_text, use_graph, seeds_given, kinds,
-                  notes) -> RecallHits:
+                  notes, allow_slow: bool = False) -> RecallHits:
+    # The native engine checks the ceiling against its vector generation's row count;
+    # the oracle counts the tenant's embeddings.
+    if use_vector and not allow_slow:
+        n = cur.execute("SELECT count(*) FROM anatid_embeddings WHERE tenant_id = $tenant",
+                        {"tenant": store.tenant}).fetchone()[0]
+        from ..store import BRUTE_FORCE_CEILING
+        if n > BRUTE_FORCE_CEILING:
+            raise BruteForceCeilingError(
+                f"an exact vector scan would cover {n} rows, above BRUTE_FORCE_CEILING={BRUTE_FORCE_CEILING}: "
+                "pass allow_slow=True, or build a vector index with maintain_indexes()")
     sql = hybrid_sql(view, use_vector=use_vector, use_text=use_text, use_graph=use_graph,
                      seeds_given=seeds_given, with_kinds=bool(kinds))
     rows = cur.execute(sql, params).fetchall()

@@ -1,0 +1,453 @@
+// anatid_hybrid_recall(kind INTEGER, a BIGINT, b BIGINT, c BIGINT, d BIGINT, len INTEGER, norm DOUBLE,
+//                      terms VARCHAR[], tfs INTEGER[], embedding FLOAT[], request BLOB)
+//   -> LIST(STRUCT(memory_id BIGINT, score DOUBLE, rv BIGINT, rt BIGINT, rg BIGINT, hop INTEGER))
+//
+// The lean form of anatid_hybrid_rank for the Python engine (python/anatid/native_hybrid.py):
+// an aggregate over one UNION ALL of the tenant's generation rows and journal rows, so a
+// recall plans one small statement instead of the ~25-CTE macro (docs/benchmarks.md has
+// the costs). Rows by `kind`:
+//   1 text generation    a = gen_id, b = nonce
+//   2 vector generation  a = gen_id, b = nonce
+//   3 text journal       a = memory_id, b = seq, c = vf, d = vt, len = doc_len, terms, tfs
+//   4 vector journal     a = memory_id, b = seq, c = vf, d = vt, norm, embedding
+// The latest journal row (largest seq) of a memory wins, as in the macro. The request is
+// one constant BLOB (little-endian, packed by native_hybrid.encode_request):
+//   int64 valid_at_us, depth, k; double wv, wt, wg; int64 vector_ceiling (-1: none);
+//   uint32 n_terms, then per term uint32 bytes + bytes (distinct, in summation order);
+//   uint32 dim, double[dim] query vector, double query norm;
+//   uint32 n_graph, int64[n] graph ids (best first), int32[n] hops.
+// The generations must be resident (parsed by an earlier anatid_hybrid_rank call); this
+// function never reads BLOBs. Answers that are not hits are one-element lists, so the
+// caller's transaction is never aborted: memory_id -1 (score 1/2: the text generation
+// is missing/not resident, 3/4: the vector one) and -2 (the exact vector scan would
+// cover `score` rows, above vector_ceiling).
+#include "anatid_extension.hpp"
+#include "anatid_graph_common.hpp"
+#include "capi_util.hpp"
+#include "hybrid.hpp"
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace anatid {
+
+namespace {
+
+using namespace graph_binding;
+
+enum Arg : idx_t { kKind, kA, kB, kC, kD, kLen, kNorm, kTerms, kTfs, kEmb, kRequest };
+
+struct JournalRow {
+	int64_t seq = 0;
+	int64_t vf = 0, vt = 0;
+	bool present = false; // doc_len / norm not NULL
+	int32_t len = 0;
+	double norm = 0;
+	std::vector<std::string> terms;
+	std::vector<int32_t> tfs;
+	std::vector<float> values;
+};
+
+struct State {
+	bool have_request = false;
+	std::string request;
+	bool have_text_gen = false, have_vec_gen = false;
+	GenerationKey text_gen {0, 0}, vec_gen {0, 0};
+	std::unordered_map<int64_t, JournalRow> text, vec; // latest row per memory
+};
+
+State *&StateOf(duckdb_aggregate_state state) {
+	return *reinterpret_cast<State **>(state);
+}
+
+idx_t StateSize(duckdb_function_info) {
+	return sizeof(State *);
+}
+
+void StateInit(duckdb_function_info, duckdb_aggregate_state state) {
+	StateOf(state) = new State();
+}
+
+void StateDestroy(duckdb_aggregate_state *states, idx_t count) {
+	for (idx_t i = 0; i < count; i++) {
+		delete StateOf(states[i]);
+		StateOf(states[i]) = nullptr;
+	}
+}
+
+void Keep(std::unordered_map<int64_t, JournalRow> &rows, int64_t id, JournalRow &&row) {
+	auto it = rows.find(id);
+	if (it == rows.end()) {
+		rows.emplace(id, std::move(row));
+	} else if (row.seq > it->second.seq) {
+		it->second = std::move(row);
+	}
+}
+
+template <class T>
+void ListOf(duckdb_vector v, idx_t row, std::vector<T> &out, const char *name) {
+	out.clear();
+	if (!IsValid(v, row)) {
+		return;
+	}
+	const auto *entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(v));
+	duckdb_vector child = duckdb_list_vector_get_child(v);
+	const T *data = static_cast<const T *>(duckdb_vector_get_data(child));
+	for (idx_t i = entries[row].offset; i < entries[row].offset + entries[row].length; i++) {
+		if (!IsValid(child, i)) {
+			throw std::invalid_argument(std::string("anatid_hybrid_recall: NULL element in ") + name);
+		}
+		out.push_back(data[i]);
+	}
+}
+
+void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
+	const idx_t n = duckdb_data_chunk_get_size(input);
+	auto vec = [&](Arg a) { return duckdb_data_chunk_get_vector(input, a); };
+	for (idx_t row = 0; row < n; row++) {
+		State &s = *StateOf(states[row]);
+		if (!s.have_request) {
+			if (!String(vec(kRequest), row, s.request)) {
+				throw std::invalid_argument("anatid_hybrid_recall: request is NULL");
+			}
+			s.have_request = true;
+		}
+		int32_t kind = 0;
+		int64_t a = 0;
+		if (!Scalar(vec(kKind), row, kind) || !Scalar(vec(kA), row, a)) {
+			throw std::invalid_argument("anatid_hybrid_recall: kind and a must not be NULL");
+		}
+		if (kind == 1 || kind == 2) {
+			GenerationKey key {a, 0};
+			Scalar(vec(kB), row, key.nonce);
+			(kind == 1 ? s.text_gen : s.vec_gen) = key;
+			(kind == 1 ? s.have_text_gen : s.have_vec_gen) = true;
+			continue;
+		}
+		if (kind != 3 && kind != 4) {
+			throw std::invalid_argument("anatid_hybrid_recall: kind must be 1, 2, 3 or 4");
+		}
+		JournalRow r;
+		Scalar(vec(kB), row, r.seq);
+		Scalar(vec(kC), row, r.vf);
+		Scalar(vec(kD), row, r.vt);
+		if (kind == 3) {
+			r.present = Scalar(vec(kLen), row, r.len);
+			if (r.present) {
+				StringList(vec(kTerms), row, r.terms);
+				ListOf(vec(kTfs), row, r.tfs, "tfs");
+				if (r.terms.size() != r.tfs.size()) {
+					throw std::invalid_argument("anatid_hybrid_recall: terms and tfs differ in length");
+				}
+			}
+			Keep(s.text, a, std::move(r));
+		} else {
+			r.present = Scalar(vec(kNorm), row, r.norm);
+			if (r.present) {
+				ListOf(vec(kEmb), row, r.values, "embedding");
+			}
+			Keep(s.vec, a, std::move(r));
+		}
+	}
+}
+
+void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggregate_state *target, idx_t count) {
+	for (idx_t i = 0; i < count; i++) {
+		State &src = *StateOf(source[i]);
+		State &dst = *StateOf(target[i]);
+		if (!dst.have_request && src.have_request) {
+			dst.request = std::move(src.request);
+			dst.have_request = true;
+		}
+		if (src.have_text_gen) {
+			dst.text_gen = src.text_gen;
+			dst.have_text_gen = true;
+		}
+		if (src.have_vec_gen) {
+			dst.vec_gen = src.vec_gen;
+			dst.have_vec_gen = true;
+		}
+		for (auto &kv : src.text) {
+			Keep(dst.text, kv.first, std::move(kv.second));
+		}
+		for (auto &kv : src.vec) {
+			Keep(dst.vec, kv.first, std::move(kv.second));
+		}
+		src.text.clear();
+		src.vec.clear();
+	}
+}
+
+// ---- the request BLOB --------------------------------------------------------------
+class Reader {
+public:
+	explicit Reader(const std::string &s) : s_(s) {
+	}
+	template <class T>
+	T Get() {
+		if (pos_ + sizeof(T) > s_.size()) {
+			throw std::invalid_argument("anatid_hybrid_recall: the request is truncated");
+		}
+		T v;
+		std::memcpy(&v, s_.data() + pos_, sizeof(T));
+		pos_ += sizeof(T);
+		return v;
+	}
+	std::string Bytes(size_t n) {
+		if (pos_ + n > s_.size()) {
+			throw std::invalid_argument("anatid_hybrid_recall: the request is truncated");
+		}
+		std::string out = s_.substr(pos_, n);
+		pos_ += n;
+		return out;
+	}
+	bool AtEnd() const {
+		return pos_ == s_.size();
+	}
+
+private:
+	const std::string &s_;
+	size_t pos_ = 0;
+};
+
+struct Sentinel {
+	int64_t id;
+	double score;
+};
+
+// The hits, or a sentinel (see the file comment).
+std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
+	sentinel = {0, 0};
+	Reader r(s.request);
+	const int64_t valid_at = r.Get<int64_t>();
+	const int64_t depth_in = r.Get<int64_t>();
+	const int64_t k = r.Get<int64_t>();
+	HybridRequest req;
+	req.weights.vector = r.Get<double>();
+	req.weights.text = r.Get<double>();
+	req.weights.graph = r.Get<double>();
+	const int64_t vector_ceiling = r.Get<int64_t>();
+	if (k < 1 || depth_in < 1) {
+		throw std::invalid_argument("anatid_hybrid_recall: k and depth must be positive");
+	}
+	const size_t depth = static_cast<size_t>(std::max(depth_in, k));
+	req.k = static_cast<size_t>(k);
+	req.text_ceiling = INT64_MAX;
+	req.vector_ceiling = INT64_MAX;
+	std::vector<std::string> terms(r.Get<uint32_t>());
+	for (auto &t : terms) {
+		t = r.Bytes(r.Get<uint32_t>());
+	}
+	std::vector<double> query(r.Get<uint32_t>());
+	for (auto &x : query) {
+		x = r.Get<double>();
+	}
+	const double query_norm = r.Get<double>();
+	const uint32_t n_graph = r.Get<uint32_t>();
+	req.graph_ids.resize(n_graph);
+	req.graph_hops.resize(n_graph);
+	for (auto &id : req.graph_ids) {
+		id = r.Get<int64_t>();
+	}
+	for (auto &hop : req.graph_hops) {
+		hop = r.Get<int32_t>();
+	}
+	if (!r.AtEnd()) {
+		throw std::invalid_argument("anatid_hybrid_recall: the request has trailing bytes");
+	}
+	req.use_graph = n_graph > 0;
+
+	std::shared_ptr<const TextGeneration> tbase;
+	std::shared_ptr<const VectorGeneration> vbase;
+	req.use_text = !terms.empty();
+	if (req.use_text) {
+		if (!s.have_text_gen) {
+			sentinel = {-1, 1};
+			return {};
+		}
+		if (!HasGeneration(GenerationKind::kText, s.text_gen)) {
+			sentinel = {-1, 2};
+			return {};
+		}
+		try {
+			tbase = TextGenerationFor(s.text_gen, {}, false);
+		} catch (const std::runtime_error &) { // evicted since HasGeneration
+			sentinel = {-1, 2};
+			return {};
+		}
+		Bm25Input &t = req.text;
+		t.base = tbase.get();
+		req.text_has_base = true;
+		t.valid_at = valid_at;
+		t.depth = depth;
+		for (const auto &term : terms) {
+			t.terms.emplace_back(term);
+		}
+		std::unordered_map<std::string_view, std::string_view> wanted; // journal term -> query term view
+		for (const auto &term : t.terms) {
+			wanted.emplace(term, term);
+		}
+		for (const auto &kv : s.text) {
+			t.touched.push_back(kv.first);
+			const JournalRow &row = kv.second;
+			if (!row.present) {
+				continue;
+			}
+			t.docs.push_back(JournalDoc {kv.first, row.len, row.vf, row.vt});
+			for (size_t i = 0; i < row.terms.size(); i++) {
+				auto w = wanted.find(row.terms[i]);
+				if (w != wanted.end()) {
+					t.postings.push_back(JournalPosting {kv.first, w->second, row.tfs[i]});
+				}
+			}
+		}
+	}
+	req.use_vector = !query.empty();
+	if (req.use_vector) {
+		if (!s.have_vec_gen) {
+			sentinel = {-1, 3};
+			return {};
+		}
+		if (!HasGeneration(GenerationKind::kVector, s.vec_gen)) {
+			sentinel = {-1, 4};
+			return {};
+		}
+		try {
+			vbase = VectorGenerationFor(s.vec_gen, {}, false);
+		} catch (const std::runtime_error &) {
+			sentinel = {-1, 4};
+			return {};
+		}
+		CosineInput &v = req.vector;
+		v.base = vbase.get();
+		v.query = query.data();
+		v.dim = query.size();
+		v.query_norm = query_norm;
+		v.valid_at = valid_at;
+		v.depth = depth;
+		for (const auto &kv : s.vec) {
+			v.touched.push_back(kv.first);
+			const JournalRow &row = kv.second;
+			if (!row.present) {
+				continue;
+			}
+			if (row.values.size() != v.dim) {
+				throw std::invalid_argument("anatid_hybrid_recall: a stored vector has " +
+				                            std::to_string(row.values.size()) + " dimensions, the query " +
+				                            std::to_string(v.dim));
+			}
+			v.vectors.push_back(JournalVector {kv.first, row.vf, row.vt, row.norm, row.values.data()});
+		}
+		if (vector_ceiling >= 0) {
+			const int64_t rows = CosineVisibleRows(v);
+			if (rows > vector_ceiling) {
+				sentinel = {-2, static_cast<double>(rows)};
+				return {};
+			}
+		}
+	}
+	return HybridRecall(req);
+}
+
+void SetNull(duckdb_vector v, idx_t at) {
+	duckdb_vector_ensure_validity_writable(v);
+	duckdb_validity_set_row_invalid(duckdb_vector_get_validity(v), at);
+}
+
+void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vector result, idx_t count,
+              idx_t offset) {
+	auto *entries = static_cast<duckdb_list_entry *>(duckdb_vector_get_data(result));
+	idx_t total = duckdb_list_vector_get_size(result);
+	for (idx_t i = 0; i < count; i++) {
+		State &s = *StateOf(source[i]);
+		const idx_t out = offset + i;
+		if (!s.have_request) { // no rows at all: no generation, nothing journalled
+			SetNull(result, out);
+			entries[out] = duckdb_list_entry {total, 0};
+			continue;
+		}
+		Sentinel sentinel;
+		std::vector<HybridHit> hits = Answer(s, sentinel);
+		if (sentinel.id != 0) {
+			hits = {HybridHit {sentinel.id, sentinel.score, 0, 0, 0, -1}};
+		}
+		duckdb_list_vector_reserve(result, total + hits.size());
+		duckdb_list_vector_set_size(result, total + hits.size());
+		duckdb_vector child = duckdb_list_vector_get_child(result);
+		auto *ids = static_cast<int64_t *>(duckdb_vector_get_data(duckdb_struct_vector_get_child(child, 0)));
+		auto *scores = static_cast<double *>(duckdb_vector_get_data(duckdb_struct_vector_get_child(child, 1)));
+		duckdb_vector ranks[3] = {duckdb_struct_vector_get_child(child, 2), duckdb_struct_vector_get_child(child, 3),
+		                          duckdb_struct_vector_get_child(child, 4)};
+		duckdb_vector hop_vec = duckdb_struct_vector_get_child(child, 5);
+		auto *hops = static_cast<int32_t *>(duckdb_vector_get_data(hop_vec));
+		for (size_t h = 0; h < hits.size(); h++) {
+			const idx_t at = total + h;
+			ids[at] = hits[h].id;
+			scores[at] = hits[h].score;
+			const int64_t r[3] = {hits[h].rank_vector, hits[h].rank_text, hits[h].rank_graph};
+			for (int a = 0; a < 3; a++) {
+				static_cast<int64_t *>(duckdb_vector_get_data(ranks[a]))[at] = r[a];
+				if (r[a] == 0) {
+					SetNull(ranks[a], at);
+				}
+			}
+			hops[at] = hits[h].hop;
+			if (hits[h].hop < 0) {
+				SetNull(hop_vec, at);
+			}
+		}
+		entries[out] = duckdb_list_entry {total, hits.size()};
+		total += hits.size();
+	}
+}
+
+duckdb_logical_type ListOfType(duckdb_type t) {
+	duckdb_logical_type e = Type(t);
+	duckdb_logical_type l = duckdb_create_list_type(e);
+	duckdb_destroy_logical_type(&e);
+	return l;
+}
+
+} // namespace
+
+void RegisterAnatidHybridRecall(duckdb_connection connection) {
+	duckdb_aggregate_function f = duckdb_create_aggregate_function();
+	duckdb_aggregate_function_set_name(f, "anatid_hybrid_recall");
+	duckdb_logical_type params[] = {Type(DUCKDB_TYPE_INTEGER),       Type(DUCKDB_TYPE_BIGINT),
+	                                Type(DUCKDB_TYPE_BIGINT),        Type(DUCKDB_TYPE_BIGINT),
+	                                Type(DUCKDB_TYPE_BIGINT),        Type(DUCKDB_TYPE_INTEGER),
+	                                Type(DUCKDB_TYPE_DOUBLE),        ListOfType(DUCKDB_TYPE_VARCHAR),
+	                                ListOfType(DUCKDB_TYPE_INTEGER), ListOfType(DUCKDB_TYPE_FLOAT),
+	                                Type(DUCKDB_TYPE_BLOB)};
+	for (auto &p : params) {
+		duckdb_aggregate_function_add_parameter(f, p);
+		duckdb_destroy_logical_type(&p);
+	}
+	const char *names[] = {"memory_id", "score", "rv", "rt", "rg", "hop"};
+	duckdb_logical_type members[] = {Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_DOUBLE), Type(DUCKDB_TYPE_BIGINT),
+	                                 Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_INTEGER)};
+	duckdb_logical_type hit = duckdb_create_struct_type(members, names, 6);
+	duckdb_logical_type list = duckdb_create_list_type(hit);
+	duckdb_aggregate_function_set_return_type(f, list);
+	duckdb_destroy_logical_type(&list);
+	duckdb_destroy_logical_type(&hit);
+	for (auto &m : members) {
+		duckdb_destroy_logical_type(&m);
+	}
+	duckdb_aggregate_function_set_functions(f, StateSize, GuardAggregateInit<StateInit>, GuardAggregateUpdate<Update>,
+	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
+	duckdb_aggregate_function_set_destructor(f, StateDestroy);
+	duckdb_aggregate_function_set_special_handling(f); // most columns are NULL on most rows
+	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
+	duckdb_destroy_aggregate_function(&f);
+	if (state == DuckDBError) {
+		throw std::runtime_error("anatid: could not register aggregate function anatid_hybrid_recall");
+	}
+}
+
+} // namespace anatid

@@ -1,0 +1,138 @@
+"""The lean native hybrid path (native_hybrid.NativeHybridEngine._lean): a few small
+statements and the aggregate anatid_hybrid_recall instead of the anatid.anatid_hybrid
+macro. It must give the oracle's ids, order, sources and hops, and it tokenizes ASCII
+queries itself: pin that ascii_tokens is SQL's tokenizer on every ASCII input."""
+from __future__ import annotations
+
+import random
+import string
+
+import duckdb
+import pytest
+
+import anatid.store
+from anatid import Anatid, BruteForceCeilingError, engines
+from anatid.native_hybrid import ascii_tokens
+from anatid.text import tokens_sql
+
+from conftest import at
+
+DIM = 8
+WORDS = "apple pie tart dinner guest peanut sauce friday menu bob smith ann x1 42 garlic basil".split()
+# ASCII names, names with non-ASCII separators (settled by the Unicode pattern in SQL),
+# a non-ASCII letter (never a seed of an ASCII query) and a name with a digit.
+ENTITIES = ("Ann", "Bob", "Dinner", "Friday menu", "Bob\u2014Smith", "Zo\u00eb", "Apple\u00a0Pie", "x1 guest")
+
+
+def test_ascii_tokens_is_the_sql_tokenizer_on_every_ascii_character_and_random_strings():
+    con = duckdb.connect()
+    toks = lambda s: con.execute(f"SELECT {tokens_sql('$s')}", {"s": s}).fetchone()[0]
+    for c in range(128):               # every character alone and between two letters
+        for s in (chr(c), f"a{chr(c)}B", f"{chr(c)}{chr(c)}9"):
+            assert ascii_tokens(s) == toks(s), repr(s)
+    rng = random.Random(5)
+    alphabet = string.printable + "\x00\x01\x7f"
+    for _ in range(500):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert ascii_tokens(s) == toks(s), repr(s)
+    assert ascii_tokens("caf\u00e9") is None
+
+
+def both(db, query, **kw):
+    native = db.recall(query, **kw)
+    saved, engines._native_hybrid = engines._native_hybrid, None
+    try:
+        oracle = db.recall(query, **kw)
+    finally:
+        engines._native_hybrid = saved
+    assert native.engine == "native" and oracle.engine == "sql"
+    assert [(h.memory_id, h.sources, h.hop, h.content, h.kind) for h in native] == \
+        [(h.memory_id, h.sources, h.hop, h.content, h.kind) for h in oracle]
+    for a, b in zip(native, oracle):
+        assert a.score == pytest.approx(b.score, rel=1e-12, abs=1e-15)
+    return native
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_lean_path_equals_oracle_under_mutations_with_every_generation(tmp_path, seed):
+    rng = random.Random(seed)
+    db = Anatid.open(str(tmp_path / "lean.anatid"), tenant=1, embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(db.native.reason)
+    other = Anatid.open(str(tmp_path / "lean.anatid"), tenant=2, embedding_dim=DIM)
+    live, lean = [], 0
+    vec = lambda: [rng.gauss(0, 1) for _ in range(DIM)]
+    sentence = lambda: " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 8)))
+    try:
+        for i in range(30):
+            other.remember(sentence(), entities=["Bob"], embedding=vec(), now=at(i + 1))
+            live.append(db.remember(sentence(), entities=rng.sample(ENTITIES, 2), embedding=vec(),
+                                    now=at(i + 1)).memory_id)
+        db.maintain_indexes()
+        for step in range(30):
+            op = rng.random()
+            if op < 0.4:
+                live.append(db.remember(sentence(), entities=rng.sample(ENTITIES, rng.randint(0, 2)),
+                                        embedding=vec(), now=at(100 + step)).memory_id)
+            elif op < 0.55:
+                mid = rng.choice(live)
+                db.update(mid, sentence(), expected_version=db.get(mid).version, now=at(100 + step))
+            elif op < 0.65:
+                db.forget(live.pop(rng.randrange(len(live))), now=at(100 + step))
+            elif op < 0.75:
+                db.maintain_indexes()
+            q = " ".join(rng.choice(WORDS + ["Bob", "SMITH", "pie!", "zo"]) for _ in range(rng.randint(1, 3)))
+            k = rng.choice([1, 5, 10, 40])
+            for kw in ({"embedding": vec()}, {}, {"seed_entity": rng.choice(ENTITIES)}):
+                hits = both(db, q, k=k, allow_slow=True, **kw)
+                lean += not any("macro" in n for n in hits.notes)
+            both(db, "", embedding=vec(), k=k, allow_slow=True)
+        assert lean > 60      # most reads took the lean path (the rest: generations not yet parsed)
+    finally:
+        db.close()
+        other.close()
+
+
+def test_lean_path_seeds_from_the_query_and_non_ascii_queries(tmp_path):
+    db = Anatid.open(str(tmp_path / "seeds.anatid"), embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(db.native.reason)
+    try:
+        a = db.remember("about the smiths", entities=["Bob\u2014Smith"], now=at(1))
+        b = db.remember("something else", entities=["Zo\u00eb"], now=at(2))
+        db.remember("dessert", entities=["Apple\u00a0Pie"], now=at(3))
+        db.maintain_indexes()
+        both(db, "warm up", k=5)
+        hits = both(db, "smith bob", k=5)        # the em dash separates the name's tokens
+        assert a.memory_id in [h.memory_id for h in hits] and not hits.notes
+        assert "graph" in hits[0].sources
+        hits = both(db, "zo", k=5)               # "zoë" is one token: not a seed of "zo"
+        assert b.memory_id not in [h.memory_id for h in hits]
+        hits = both(db, "zoë", k=5)              # a non-ASCII query goes to the macro
+        assert b.memory_id in [h.memory_id for h in hits] and any("not ASCII" in n for n in hits.notes)
+        both(db, "apple pie", k=5)
+    finally:
+        db.close()
+
+
+def test_lean_path_vector_ceiling(tmp_path, monkeypatch):
+    db = Anatid.open(str(tmp_path / "ceiling.anatid"), embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(db.native.reason)
+    try:
+        for i in range(5):
+            db.remember(f"note {i}", embedding=[float(i + 1)] * DIM, now=at(i + 1))
+        db.maintain_indexes()
+        db.recall("note", embedding=[1.0] * DIM, k=3)               # parses the generations
+        monkeypatch.setattr(anatid.store, "BRUTE_FORCE_CEILING", 3)
+        with pytest.raises(BruteForceCeilingError):
+            db.recall("note", embedding=[1.0] * DIM, k=3)
+        assert len(db.recall("note", embedding=[1.0] * DIM, k=3, allow_slow=True)) == 3
+        saved, engines._native_hybrid = engines._native_hybrid, None
+        try:
+            with pytest.raises(BruteForceCeilingError):
+                db.recall("note", embedding=[1.0] * DIM, k=3)
+        finally:
+            engines._native_hybrid = saved
+    finally:
+        db.close()
