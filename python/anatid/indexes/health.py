@@ -4,10 +4,10 @@ Every (index, tenant) is in exactly one of REASONS, checked in this order:
 
   historical_query     asked about an as_of read: bases hold the current view only
   load_failure         the native extension is not loaded (NativeStatus.reason says why)
+  rebuild_in_progress  maintain_indexes() is building this index in this process now
   absent               no generation (or the file predates the index tables)
   damaged_base         the stored generation fails its checksum or its structure, or its
                        journal no longer reconciles with the canonical tables
-  rebuild_in_progress  maintain_indexes() is building this index in this process now
   unvalidated          a generation with no validation record (built outside maintain_indexes())
   stale_generation     the MaintenancePolicy says the journal is due to be folded
   fresh                none of the above
@@ -362,6 +362,9 @@ def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy 
                 entry.update(reason="load_failure", detail=store.native.reason or "native extension not loaded",
                              due=index != "graph" and gen is None)
                 continue
+            if _building.get(_key(store, index, t)):
+                entry.update(reason="rebuild_in_progress", due=False, detail="maintain_indexes() is building it now")
+                continue
             if gen is None and problem is None:
                 entry["detail"] = "no generation yet: run maintain_indexes()"
                 continue
@@ -373,8 +376,6 @@ def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy 
             if problem is not None:
                 mark_damaged(store, index, t, problem)
                 entry.update(reason="damaged_base", due=True, detail=problem)
-            elif _building.get(_key(store, index, t)):
-                entry.update(reason="rebuild_in_progress", due=False, detail="maintain_indexes() is running")
             elif not validated:
                 entry.update(reason="unvalidated", due=True,
                              detail="built outside maintain_indexes(): never compared with the SQL oracle")
