@@ -76,3 +76,20 @@ def test_native_and_oracle_agree_on_every_script(tmp_path, rebuilt):
         assert {h.content for h in db.recall("cafe", k=5)} == {CORPUS[1]}
     finally:
         db.close()
+
+
+def test_ascii_fast_path_equals_the_sql_pattern():
+    """remember tokenizes ASCII text in Python ([a-z0-9]+ after lower()); every ASCII
+    character, alone and in runs, must give the very terms the SQL pattern gives."""
+    import random
+    from collections import Counter
+    from anatid.text import ascii_postings
+    con = __import__("duckdb").connect()
+    toks = lambda s: con.execute(f"SELECT {tokens_sql('$s')}", {"s": s}).fetchone()[0]
+    rng = random.Random(7)
+    alphabet = [chr(c) for c in range(1, 128)]
+    samples = ["".join(alphabet)] + ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 60)))
+                                     for _ in range(300)]
+    for s in samples:
+        assert ascii_postings(s) == sorted(Counter(toks(s)).items()), repr(s)
+    assert ascii_postings("café") is None

@@ -15,6 +15,7 @@ at its own instant. Everything else changes only through a write, hence a journa
 from __future__ import annotations
 
 import time
+from datetime import datetime, timedelta
 
 from ..verbs import journal
 
@@ -99,12 +100,28 @@ SELECT CAST($tenant AS BIGINT) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST($
        CAST(NULL AS TIMESTAMP) AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_to""")
 
 
-# The same rows from values the writer already holds: no read of any table.
-_ABOUT_KNOWN = _journal_sql("""
-SELECT CAST($tenant AS BIGINT) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST(3 AS TINYINT) AS op,
-       unnest(CAST($mids AS BIGINT[])) AS a, unnest(CAST($eids AS BIGINT[])) AS b, CAST(NULL AS VARCHAR) AS a_key,
-       unnest(CAST($keys AS VARCHAR[])) AS b_key, unnest(CAST($kinds AS VARCHAR[])) AS kind,
-       unnest(CAST($vfs AS TIMESTAMP[])) AS valid_from, unnest(CAST($vts AS TIMESTAMP[])) AS valid_to""")
+# The same rows from values the writer already holds: no read of any table, and the
+# entry encoded here (byte-for-byte what _INSERT's concat() makes: instants are naive UTC
+# datetimes, so epoch microseconds are exact integer arithmetic).
+_EPOCH = datetime(1970, 1, 1)
+_US = timedelta(microseconds=1)
+_ENTRIES_KNOWN = """
+INSERT INTO anatid_graph_journal (tenant_id, seq, op, entry)
+SELECT $tenant, $seq, $op, unnest(CAST($entries AS VARCHAR[]))
+"""
+
+
+def _text(v) -> str:
+    return "" if v is None else f"{len(v.encode('utf-8'))}:{v}"
+
+
+def _us(t) -> str:
+    return "" if t is None else str((t - _EPOCH) // _US)
+
+
+def encode_entry(op, seq, a, b, valid_from, valid_to, a_key, b_key, kind) -> str:
+    return "|".join((str(op), str(seq), "" if a is None else str(a), "" if b is None else str(b),
+                     _us(valid_from), _us(valid_to), _text(a_key), _text(b_key), _text(kind)))
 
 
 def _about_added(store, cur, pairs, now, known=None) -> None:
@@ -112,10 +129,10 @@ def _about_added(store, cur, pairs, now, known=None) -> None:
         return
     mids = [int(m) for m, _ in pairs]
     if known is not None:
-        cur.execute(_ABOUT_KNOWN, {"tenant": store.tenant, "seq": store.ids.take()[0], "mids": mids,
-                                   "eids": [int(e) for _, e in pairs], "kinds": [k[0] for k in known],
-                                   "vfs": [k[1] for k in known], "vts": [k[2] for k in known],
-                                   "keys": [k[3] for k in known]})
+        seq = store.ids.take()[0]
+        cur.execute(_ENTRIES_KNOWN, {"tenant": store.tenant, "seq": seq, "op": OP_ABOUT, "entries": [
+            encode_entry(OP_ABOUT, seq, m, int(e), vf, vt, None, key, kind)
+            for (m, e), (kind, vf, vt, key) in zip(zip(mids, (e for _, e in pairs)), known)]})
         return
     cur.execute(_ABOUT_ROWS, {"tenant": store.tenant, "seq": store.ids.take()[0], "mids": mids,
                               "eids": [int(e) for _, e in pairs], "lo": min(mids), "hi": max(mids)})
@@ -126,6 +143,37 @@ def _relation_changed(store, cur, src_id, dst_id, now) -> None:
         return
     cur.execute(_PAIR_ROWS, {"tenant": store.tenant, "seq": store.ids.take()[0], "x": int(src_id),
                              "y": int(dst_id), "now": now})
+
+
+# _PAIR_ROWS for many (x, y) pairs in one statement (one seq for them all).
+_PAIRS_ROWS = _journal_sql("""
+WITH req AS (
+    SELECT DISTINCT x, y FROM (SELECT unnest(CAST($xs AS BIGINT[])) AS x, unnest(CAST($ys AS BIGINT[])) AS y)),
+believed AS (
+    SELECT r.x, r.y, e.valid_from, e.valid_to FROM req r JOIN (
+        SELECT src_id, dst_id, valid_from, valid_to FROM anatid_edges
+        WHERE tenant_id = $tenant AND kind = 'relates' AND tx_to IS NULL
+          AND (valid_to IS NULL OR valid_to > $now)
+          AND list_contains($ents, src_id) AND list_contains($ents, dst_id)) e
+      ON (e.src_id = r.x AND e.dst_id = r.y) OR (e.src_id = r.y AND e.dst_id = r.x)),
+keys AS (
+    SELECT entity_id, name_key FROM anatid_entities WHERE tenant_id = $tenant AND list_contains($ents, entity_id))
+SELECT CAST($tenant AS BIGINT) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST(1 AS TINYINT) AS op,
+       b.x AS a, b.y AS b, kx.name_key AS a_key, ky.name_key AS b_key,
+       CAST(NULL AS VARCHAR) AS kind, b.valid_from, b.valid_to
+FROM believed b LEFT JOIN keys kx ON kx.entity_id = b.x LEFT JOIN keys ky ON ky.entity_id = b.y
+UNION ALL
+SELECT $tenant, $seq, 2, r.x, r.y, kx.name_key, ky.name_key, NULL, NULL, NULL
+FROM req r LEFT JOIN keys kx ON kx.entity_id = r.x LEFT JOIN keys ky ON ky.entity_id = r.y
+WHERE NOT EXISTS (SELECT 1 FROM believed b WHERE b.x = r.x AND b.y = r.y)""")
+
+
+def _relations_changed(store, cur, pairs, now) -> None:
+    if not pairs or not has_tables(store, cur):
+        return
+    xs, ys = [int(x) for x, _ in pairs], [int(y) for _, y in pairs]
+    cur.execute(_PAIRS_ROWS, {"tenant": store.tenant, "seq": store.ids.take()[0], "xs": xs, "ys": ys,
+                              "ents": sorted(set(xs) | set(ys)), "now": now})
 
 
 def _memory_closed(store, cur, memory_ids, now) -> None:
@@ -142,6 +190,7 @@ def _memory_erased(store, cur, memory_id) -> None:
 
 journal.register("about_added", _about_added)
 journal.register("relation_changed", _relation_changed)
+journal.register("relations_changed", _relations_changed)
 journal.register("memory_closed", _memory_closed)
 journal.register("memory_erased", _memory_erased)
 

@@ -40,8 +40,24 @@ ORDER BY e.memory_id
 """
 
 
-def _journal(store, cur, memory_ids, now=None) -> None:
+# The same rows from values the writer already holds (a believed memory): no read of any table.
+_JOURNAL_KNOWN = """
+INSERT INTO anatid_vector_journal (tenant_id, memory_id, seq, vf, vt, norm, embedding)
+SELECT $tenant, id, $seq, epoch_us(vf), coalesce(epoch_us(vt), 9223372036854775807), norm, embedding
+FROM (SELECT unnest(CAST($ids AS BIGINT[])) AS id, unnest(CAST($vfs AS TIMESTAMP[])) AS vf,
+             unnest(CAST($vts AS TIMESTAMP[])) AS vt, unnest(CAST($norms AS DOUBLE[])) AS norm,
+             unnest(CAST($vectors AS FLOAT[][])) AS embedding)
+"""
+
+
+def _journal(store, cur, memory_ids, now=None, known=None) -> None:
     ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
+    if ids and known is not None:
+        rows = [known[i] for i in ids]
+        cur.execute(_JOURNAL_KNOWN, {"tenant": store.tenant, "seq": store.ids.take()[0], "ids": ids,
+                                     "vfs": [r[0] for r in rows], "vts": [r[1] for r in rows],
+                                     "norms": [r[2] for r in rows], "vectors": [r[3] for r in rows]})
+        return
     if ids:
         cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids, "seq": store.ids.take()[0]})
 

@@ -34,21 +34,6 @@ SELECT unnest($ids), $tenant, unnest($contents), NULL, unnest($writers), $now
 
 _EVIDENCE = "INSERT INTO anatid_evidence SELECT unnest($memory_ids), unnest($episode_ids), $tenant"
 
-_POSTINGS = f"""
-INSERT INTO anatid_postings (tenant_id, memory_id, term, tf)
-SELECT $tenant, memory_id, term, count(*)::INTEGER
-FROM (SELECT memory_id, unnest({text.tokens_sql('content')}) AS term
-      FROM (SELECT unnest($ids) AS memory_id, unnest($contents) AS content))
-GROUP BY memory_id, term
-"""
-
-_TEXT_DOCS = f"""
-INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len)
-SELECT $tenant, memory_id, len({text.tokens_sql('content')})::INTEGER
-FROM (SELECT unnest($ids) AS memory_id, unnest($contents) AS content)
-"""
-
-
 def bulk_insert(store, cur, prepared, now) -> list[int]:
     """prepared: [((content, names, kind, confidence, vec, writer, vf, vt), episode), ...]."""
     tenant = store.tenant
@@ -62,26 +47,32 @@ def bulk_insert(store, cur, prepared, now) -> list[int]:
     cur.execute(_MEMORIES, {"ids": ids, "tenant": tenant, "contents": contents, "kinds": [a[2] for a, _ in prepared],
                             "confidences": [a[3] for a, _ in prepared], "writers": [a[5] for a, _ in prepared],
                             "valid_froms": valid_froms, "valid_tos": [a[7] for a, _ in prepared], "now": now})
-    srcs, dsts, about_vf = [], [], []
+    # Journal rows are written from the values in hand, never read back from the big tables.
+    srcs, dsts, about_vf, about_known = [], [], [], []
     for mid, (a, _), vf in zip(ids, prepared, valid_froms):
         for n in a[1]:
+            key = validate.name_key(n)
             srcs.append(mid)
-            dsts.append(entity_ids[validate.name_key(n)])
+            dsts.append(entity_ids[key])
             about_vf.append(vf)
+            about_known.append((a[2], vf, a[7], key))
     if srcs:
         cur.execute(_ABOUT, {"edge_ids": store.ids.take(len(srcs)), "tenant": tenant, "srcs": srcs, "dsts": dsts,
                              "valid_froms": about_vf, "now": now})
-        journal.about_added(store, cur, list(zip(srcs, dsts)), now)
-    vec_ids = [mid for mid, (a, _) in zip(ids, prepared) if a[4] is not None]
-    if vec_ids:
-        vectors = [a[4] for a, _ in prepared if a[4] is not None]
-        cur.execute(_EMBEDDINGS, {"ids": vec_ids, "tenant": tenant, "vectors": vectors,
-                                  "norms": [vector_norm(v) for v in vectors]})
-        journal.vector_changed(store, cur, vec_ids, now)
+        journal.about_added(store, cur, list(zip(srcs, dsts)), now, known=about_known)
+    with_vec = [(mid, a, vf) for mid, (a, _), vf in zip(ids, prepared, valid_froms) if a[4] is not None]
+    if with_vec:
+        vec_ids = [mid for mid, _, _ in with_vec]
+        vectors = [a[4] for _, a, _ in with_vec]
+        norms = [vector_norm(v) for v in vectors]
+        cur.execute(_EMBEDDINGS, {"ids": vec_ids, "tenant": tenant, "vectors": vectors, "norms": norms})
+        journal.vector_changed(store, cur, vec_ids, now, known={
+            mid: (vf, a[7], norm, a[4]) for (mid, a, vf), norm in zip(with_vec, norms)})
     _evidence(store, cur, ids, prepared, now)
-    cur.execute(_POSTINGS, {"tenant": tenant, "ids": ids, "contents": contents})
-    cur.execute(_TEXT_DOCS, {"tenant": tenant, "ids": ids, "contents": contents})
-    journal.text_changed(store, cur, ids, now)
+    texts = text.index_texts(cur, tenant, ids, contents)
+    journal.text_changed(store, cur, ids, now, known={
+        mid: (texts[mid][0], vf, a[7], texts[mid][1], texts[mid][2])
+        for mid, (a, _), vf in zip(ids, prepared, valid_froms)})
     return ids
 
 

@@ -8,8 +8,8 @@ nothing and reads of that index go to the canonical tables.
 """
 from __future__ import annotations
 
-_hooks: dict[str, list] = {"about_added": [], "relation_changed": [], "memory_closed": [],
-                           "memory_erased": [], "text_changed": [], "vector_changed": []}
+_hooks: dict[str, list] = {"about_added": [], "relation_changed": [], "relations_changed": [],
+                           "memory_closed": [], "memory_erased": [], "text_changed": [], "vector_changed": []}
 
 
 def register(event: str, fn) -> None:
@@ -17,18 +17,34 @@ def register(event: str, fn) -> None:
     _hooks[event].append(fn)
 
 
-def _fire(event: str, *args) -> None:
+def _fire(event: str, *args, **known) -> None:
+    known = {k: v for k, v in known.items() if v is not None}
     for fn in _hooks[event]:
-        fn(*args)
+        fn(*args, **known)
 
 
-def about_added(store, cur, pairs: list[tuple[int, int]], now) -> None:
-    """pairs: (memory_id, entity_id) ABOUT links just written."""
-    _fire("about_added", store, cur, pairs, now)
+# `known`: the state after the write, as the writer already has it in hand. A hook given
+# it writes its journal rows from these values (O(rows written)); without it, the hook
+# reads the state back from the canonical tables.
+
+def about_added(store, cur, pairs: list[tuple[int, int]], now, known=None) -> None:
+    """pairs: (memory_id, entity_id) ABOUT links just written; known: per pair
+    (memory kind, memory valid_from, memory valid_to, entity name_key)."""
+    _fire("about_added", store, cur, pairs, now, known=known)
 
 
 def relation_changed(store, cur, src_id: int, dst_id: int, now) -> None:
     _fire("relation_changed", store, cur, src_id, dst_id, now)
+
+
+def relations_changed(store, cur, pairs: list[tuple[int, int]], now) -> None:
+    """relation_changed for many (src_id, dst_id) pairs at once: an index registers a
+    set-based hook for it, or each pair goes through its relation_changed hook."""
+    if _hooks["relations_changed"]:
+        _fire("relations_changed", store, cur, pairs, now)
+    else:
+        for src_id, dst_id in pairs:
+            relation_changed(store, cur, src_id, dst_id, now)
 
 
 def memory_closed(store, cur, memory_ids: list[int], now) -> None:
@@ -39,9 +55,11 @@ def memory_erased(store, cur, memory_id: int) -> None:
     _fire("memory_erased", store, cur, memory_id)
 
 
-def text_changed(store, cur, memory_ids: list[int], now) -> None:
-    _fire("text_changed", store, cur, memory_ids, now)
+def text_changed(store, cur, memory_ids: list[int], now, known=None) -> None:
+    """known: per memory id (doc_len, valid_from, valid_to, sorted terms, tfs) of a believed memory."""
+    _fire("text_changed", store, cur, memory_ids, now, known=known)
 
 
-def vector_changed(store, cur, memory_ids: list[int], now) -> None:
-    _fire("vector_changed", store, cur, memory_ids, now)
+def vector_changed(store, cur, memory_ids: list[int], now, known=None) -> None:
+    """known: per memory id (valid_from, valid_to, norm, embedding) of a believed memory."""
+    _fire("vector_changed", store, cur, memory_ids, now, known=known)

@@ -97,22 +97,28 @@ def insert_memory(store, cur, *, memory_id: int, content: str, kind: str, confid
          "now": now, "supersedes": supersedes}
     episode_id = _episode_id(store, cur, episode, writer, now)
     cur.execute(_INSERT_MEMORY, p)
-    named = list(ensure_entities_named(store, cur, entity_names, now).values())
+    by_key = ensure_entities_named(store, cur, entity_names, now)
+    named = list(by_key.values())
     entity_ids = [eid for eid, _ in named]
+    vf, vt = p["valid_from"], valid_to
+    # Journal rows are written from these values, never read back from the big tables:
+    # every statement here costs O(rows written).
     if entity_ids:
         cur.execute(_INSERT_ABOUT, {"edge_ids": store.ids.take(len(entity_ids)), "tenant": store.tenant,
                                     "memory_id": memory_id, "entity_ids": entity_ids,
-                                    "valid_from": p["valid_from"], "now": now})
-        journal.about_added(store, cur, [(memory_id, e) for e in entity_ids], now)
+                                    "valid_from": vf, "now": now})
+        journal.about_added(store, cur, [(memory_id, e) for e in entity_ids], now,
+                            known=[(kind, vf, vt, key) for key in by_key])
     if embedding is not None:
+        norm = vector_norm(embedding)
         cur.execute(_INSERT_EMBEDDING, {"memory_id": memory_id, "tenant": store.tenant,
-                                        "embedding": embedding, "norm": vector_norm(embedding)})
-        journal.vector_changed(store, cur, [memory_id], now)
+                                        "embedding": embedding, "norm": norm})
+        journal.vector_changed(store, cur, [memory_id], now, known={memory_id: (vf, vt, norm, embedding)})
     if episode_id is not None:
         cur.execute("INSERT INTO anatid_evidence VALUES ($memory_id, $episode_id, $tenant)",
                     {"memory_id": memory_id, "episode_id": episode_id, "tenant": store.tenant})
-    text.index_text(cur, store.tenant, memory_id, content)
-    journal.text_changed(store, cur, [memory_id], now)
+    doc_len, terms, tfs = text.index_text(cur, store.tenant, memory_id, content)
+    journal.text_changed(store, cur, [memory_id], now, known={memory_id: (doc_len, vf, vt, terms, tfs)})
     return [name for _, name in named]
 
 
