@@ -78,6 +78,9 @@ class Anatid:
     def relate(self, a, b, rel_kind="related", **kw):
         return verbs.relate(self, a, b, rel_kind, **kw)
 
+    def relate_many(self, pairs, **kw):
+        return verbs.relate_many(self, pairs, **kw)
+
     def unrelate(self, a, b, rel_kind=None, **kw):
         return verbs.unrelate(self, a, b, rel_kind, **kw)
 

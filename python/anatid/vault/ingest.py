@@ -321,6 +321,6 @@ def _sync_edges(db, cur, titles, links, replaced_by, entity, resolve, stored, re
     # unrelate closes both directions; reopen what is still wanted
     rows = cur.execute(_OPEN_VAULT_EDGES, {"t": db.tenant, "kinds": list(LINK_KINDS), "keys": sorted(owners)})
     have = {(validate.name_key(a), validate.name_key(b), k) for a, b, k in rows.fetchall()}
-    for a, b, k in sorted(want - have):
-        db.relate(display[a], display[b], k, now=now)
-        report.links_opened += 1
+    opened = [(display[a], display[b], k) for a, b, k in sorted(want - have)]
+    db.relate_many(opened, now=now)  # one set-based write, not a relate per link
+    report.links_opened += len(opened)

@@ -7,7 +7,7 @@ from .memories import (episode as _episode, forget as _forget, reinforce as _rei
                        remember as _remember, supersede as _supersede, update as _update)
 from .reads import context as _context, get as _get, provenance as _provenance, recall as _recall, \
     recall_2hop as _recall_2hop
-from .relations import relate as _relate, unrelate as _unrelate
+from .relations import relate as _relate, relate_many as _relate_many, unrelate as _unrelate
 from .upkeep import PruneReport, prune as _prune, remember_many as _remember_many
 
 
@@ -47,6 +47,10 @@ def relate(db, a, b, rel_kind="related", **kw):
     return _relate(_store(db), a, b, rel_kind, **kw)
 
 
+def relate_many(db, pairs, **kw):
+    return _relate_many(_store(db), pairs, **kw)
+
+
 def unrelate(db, a, b, rel_kind=None, **kw):
     return _unrelate(_store(db), a, b, rel_kind, **kw)
 
@@ -79,6 +83,6 @@ def provenance(db, memory_id):
     return _provenance(_store(db), memory_id)
 
 
-__all__ = ["remember", "remember_many", "supersede", "update", "forget", "reinforce", "prune", "relate",
+__all__ = ["remember", "remember_many", "supersede", "update", "forget", "reinforce", "prune", "relate", "relate_many",
            "unrelate", "upsert_entity", "episode", "get", "recall", "recall_2hop", "context", "provenance",
            "PruneReport"]

@@ -51,6 +51,74 @@ def relate(store, a: str, b: str, rel_kind: str = "related", *, weight: float = 
     return edge_from_row(row)
 
 
+def _pair_args(i: int, pair) -> tuple[str, str, str, float]:
+    if isinstance(pair, dict):
+        unknown = set(pair) - {"a", "b", "rel_kind", "weight"}
+        if unknown:
+            from ..errors import ValidationError
+            raise ValidationError(f"pairs[{i}]", f"unknown keys {sorted(unknown)}", "a, b, rel_kind, weight")
+        a, b, rel_kind, weight = pair.get("a"), pair.get("b"), pair.get("rel_kind", "related"), pair.get("weight", 1.0)
+    elif isinstance(pair, (tuple, list)) and 2 <= len(pair) <= 4:
+        a, b, rel_kind, weight = list(pair) + ["related", 1.0][len(pair) - 2:]
+    else:
+        from ..errors import ValidationError
+        raise ValidationError(f"pairs[{i}]", f"expected (a, b[, rel_kind[, weight]]) or a dict, got {pair!r:.80}",
+                              "('alice', 'bob', 'knows')")
+    a, b = validate.name(a, f"pairs[{i}].a"), validate.name(b, f"pairs[{i}].b")
+    rel_kind = validate.name(rel_kind, f"pairs[{i}].rel_kind")
+    weight = validate.finite_number(weight, f"pairs[{i}].weight", low=0.0, high=1e9)
+    if validate.name_key(a) == validate.name_key(b):
+        from ..errors import ValidationError
+        raise ValidationError(f"pairs[{i}].b", "is the same entity as a", "two different entity names")
+    return a, b, rel_kind, weight
+
+
+_OPEN_FROM = f"""
+SELECT {_EDGE_COLUMNS} FROM anatid_edges
+WHERE tenant_id = $tenant AND kind = 'relates' AND tx_to IS NULL AND valid_to IS NULL
+  AND list_contains($srcs, src_id)
+"""
+
+_INSERT_MANY = """
+INSERT INTO anatid_edges (edge_id, tenant_id, kind, src_id, dst_id, rel_kind, weight, valid_from, valid_to,
+                          tx_from, tx_to)
+SELECT unnest($eids), $tenant, 'relates', unnest($srcs), unnest($dsts), unnest($kinds), unnest($weights),
+       $now, NULL, $now, NULL
+"""
+
+
+def relate_many(store, pairs, *, writer: str | None = None, now=None) -> list[Edge]:
+    """relate() for many pairs in one transaction and a fixed number of statements:
+    pairs of (a, b), (a, b, rel_kind), (a, b, rel_kind, weight) or dicts with those keys.
+    Returns one Edge per pair, in order (an identical open edge is returned as is)."""
+    items = [_pair_args(i, p) for i, p in enumerate(pairs)]
+    writer = validate.optional_text(writer, "writer")
+    if not items:
+        return []
+    with store.write() as cur:
+        t = store.write_instant(now)
+        ids = ensure_entities(store, cur, [n for a, b, _, _ in items for n in (a, b)], t)
+        keyed = [(ids[validate.name_key(a)], ids[validate.name_key(b)], k, w) for a, b, k, w in items]
+        srcs = sorted({s for s, _, _, _ in keyed})
+        edges = {(r[3], r[4], r[5]): r for r in cur.execute(_OPEN_FROM, {"tenant": store.tenant,
+                                                                         "srcs": srcs}).fetchall()}
+        new = []
+        for src, dst, k, w in keyed:
+            if (src, dst, k) not in edges:
+                row = (None, store.tenant, "relates", src, dst, k, float(w), t, None)
+                edges[(src, dst, k)] = row
+                new.append(row)
+        if new:
+            eids = store.ids.take(len(new))
+            for eid, row in zip(eids, new):
+                edges[(row[3], row[4], row[5])] = (eid, *row[1:])
+            cur.execute(_INSERT_MANY, {"eids": eids, "tenant": store.tenant, "srcs": [r[3] for r in new],
+                                       "dsts": [r[4] for r in new], "kinds": [r[5] for r in new],
+                                       "weights": [r[6] for r in new], "now": t})
+            journal.relations_changed(store, cur, list(dict.fromkeys((r[3], r[4]) for r in new)), t)
+    return [edge_from_row(edges[(src, dst, k)]) for src, dst, k, _ in keyed]
+
+
 def unrelate(store, a: str, b: str, rel_kind: str | None = None, *, writer: str | None = None, now=None) -> int:
     """Close every open edge between a and b (either direction); returns how many."""
     a = validate.name(a, "a")
