@@ -170,3 +170,14 @@ def test_a_failed_validation_publishes_nothing(db, monkeypatch):
     after = by_index(db)
     assert after["vector"]["generation_id"] == before["vector"]["generation_id"]
     assert after["vector"]["pending_rows"] == 1 and after["vector"]["reason"] == "stale_generation"
+
+
+def test_the_docs_code_blocks_run():
+    """docs/indexes.md's Python blocks are executed as written."""
+    import re
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "indexes.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/indexes.md", "exec"), {})
