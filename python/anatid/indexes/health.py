@@ -289,10 +289,10 @@ def _reconcile_graph(cur, tenant: int) -> str | None:
     return None
 
 
-def graph_sample_problem(store, cur, tenant: int, at, seeds: int = 16) -> str | None:
+def graph_sample_problem(store, cur, tenant: int, at, seeds: int = 16, only_touched: bool = False) -> str | None:
     """Recall around the entities written since the base was built (those answers must come
-    from the journal) plus a few others, natively and with the SQL oracle: any difference
-    means the base or its journal is wrong."""
+    from the journal) plus, unless only_touched, a few others, natively and with the SQL
+    oracle: any difference means the base or its journal is wrong."""
     from ..native_graph import recall_ids
     from ..predicates import TimeView
     from ..verbs.reads import graph_recall_oracle
@@ -305,9 +305,9 @@ def graph_sample_problem(store, cur, tenant: int, at, seeds: int = 16) -> str | 
             UNION ALL SELECT src_id, coalesce(tx_to, tx_from) FROM anatid_edges WHERE tenant_id = $t AND kind = 'relates'
             UNION ALL SELECT dst_id, coalesce(tx_to, tx_from) FROM anatid_edges WHERE tenant_id = $t AND kind = 'relates')
         SELECT n.name_key FROM anatid_entities n JOIN touched ON touched.e = n.entity_id
-        WHERE n.tenant_id = $t GROUP BY n.name_key
+        WHERE n.tenant_id = $t GROUP BY n.name_key HAVING NOT $only OR max(touched.at) >= $built
         ORDER BY max(touched.at) >= $built DESC, hash(n.name_key) LIMIT $n""",
-        {"t": tenant, "built": built[0], "n": seeds}).fetchall()]
+        {"t": tenant, "built": built[0], "n": seeds, "only": only_touched}).fetchall()]
     view = TimeView(valid_at=at)
     proxy = _TenantStore(store, tenant)
     for key in keys:
@@ -371,7 +371,7 @@ def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy 
             if problem is None and deep:
                 problem = reconcile(cur, index, t)
                 if problem is None and index == "graph":
-                    problem = graph_sample_problem(store, cur, t, now)
+                    problem = graph_sample_problem(store, cur, t, now, seeds=4, only_touched=True)
             problem = problem or flagged(store, index, t)
             if problem is not None:
                 mark_damaged(store, index, t, problem)
