@@ -181,12 +181,14 @@ WHERE tenant_id = $tenant AND $vector
 
 # Rows a base-less native read would miss: the tenant's rows beyond what its journal holds
 # (what the macro counts before it refuses to answer).
+_LIVE = """(SELECT count(*) FROM (SELECT {col} FROM anatid_{kind}_journal WHERE tenant_id = $tenant
+            QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) = 1) WHERE {col} IS NOT NULL)"""
 _UNJOURNALLED = {
-    "text": """SELECT (SELECT count(*) FROM anatid_text_docs WHERE tenant_id = $tenant) >
-                      (SELECT count(DISTINCT memory_id) FROM anatid_text_journal WHERE tenant_id = $tenant)""",
-    "vector": """SELECT (SELECT count(*) FROM anatid_embeddings e JOIN anatid_memories m ON m.memory_id = e.memory_id
-                         WHERE e.tenant_id = $tenant AND m.tx_to IS NULL) >
-                        (SELECT count(DISTINCT memory_id) FROM anatid_vector_journal WHERE tenant_id = $tenant)""",
+    "text": f"""SELECT (SELECT count(*) FROM anatid_text_docs WHERE tenant_id = $tenant) >
+                       {_LIVE.format(col="doc_len", kind="text")}""",
+    "vector": f"""SELECT (SELECT count(*) FROM anatid_embeddings e JOIN anatid_memories m ON m.memory_id = e.memory_id
+                          WHERE e.tenant_id = $tenant AND m.tx_to IS NULL) >
+                         {_LIVE.format(col="norm", kind="vector")}""",
 }
 
 
