@@ -103,8 +103,8 @@ _PARTS_SUM = """SELECT g.gen_id, md5(string_agg(md5(p.payload), '' ORDER BY p.pa
                        max(CASE WHEN p.part = 0 THEN p.payload END)
                 FROM anatid_{kind}_gen g LEFT JOIN anatid_{kind}_gen_parts p ON p.gen_id = g.gen_id
                 WHERE g.tenant_id = $tenant GROUP BY g.gen_id"""
-_GRAPH_SUM = ("SELECT generation_id, md5(blob), octet_length(blob), bytes FROM anatid_graph_generations "
-              "WHERE tenant_id = $tenant")
+_GRAPH_SUM = ("SELECT generation_id, md5(blob), octet_length(blob), bytes, format_version "
+              "FROM anatid_graph_generations WHERE tenant_id = $tenant")
 
 
 def _expected_lengths(kind: str, header: bytes | None) -> list[int] | None:
@@ -146,8 +146,10 @@ def stored_problem(store, cur, index: str, tenant: int) -> tuple[int | None, str
         if row is None:
             marker = _reconcile_graph(cur, tenant)
             return None, marker, False
-        gen, checksum, size, stored_size = row
-        problem = None if size == stored_size else f"graph generation BLOB has {size} bytes, {stored_size} were stored"
+        gen, checksum, size, stored_size, version = row
+        problem = (None if size == stored_size else f"graph generation BLOB has {size} bytes, {stored_size} were stored")
+        if version != graph_index.FORMAT_VERSION:      # built by another anatid: this one cannot parse it
+            problem = f"graph generation has format version {version}, this anatid reads {graph_index.FORMAT_VERSION}"
     else:
         row = cur.execute(_PARTS_SUM.format(kind=index), {"tenant": tenant}).fetchone()
         if row is None:
