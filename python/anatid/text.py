@@ -38,7 +38,6 @@ SELECT $tenant, memory_id, term, count(*)::INTEGER
 FROM (SELECT memory_id, unnest({tokens_sql('content')}) AS term
       FROM (SELECT unnest($ids) AS memory_id, unnest($contents) AS content))
 GROUP BY memory_id, term
-RETURNING memory_id, term, tf
 """
 
 INSERT_TEXT_DOCS = """
@@ -88,18 +87,24 @@ def index_text(cur, tenant: int, memory_id: int, content: str) -> tuple[int, lis
     return doc_len, [t for t, _ in rows], [tf for _, tf in rows]
 
 
-def index_texts(cur, tenant: int, ids: list[int], contents: list[str]) -> dict[int, tuple[int, list[str], list[int]]]:
-    """index_text for many new memories in two statements: memory_id -> (doc_len, terms, tfs)."""
-    got: dict[int, list] = {i: [] for i in ids}
-    for mid, term, tf in cur.execute(INSERT_POSTINGS_MANY, {"tenant": tenant, "ids": ids,
-                                                            "contents": contents}).fetchall():
-        got[mid].append((term, tf))
-    out = {}
-    for mid, rows in got.items():
-        rows.sort()
-        out[mid] = (sum(tf for _, tf in rows), [t for t, _ in rows], [tf for _, tf in rows])
-    cur.execute(INSERT_TEXT_DOCS, {"tenant": tenant, "ids": ids, "lens": [out[i][0] for i in ids]})
-    return out
+# The doc lengths of many memories from the postings just written (see index_many).
+INSERT_TEXT_DOCS_FROM_POSTINGS = """
+INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len)
+SELECT $tenant, ids.id, coalesce(p.n, 0)::INTEGER
+FROM (SELECT unnest(CAST($ids AS BIGINT[])) AS id) ids
+LEFT JOIN (SELECT memory_id, sum(tf) AS n FROM anatid_postings
+           WHERE tenant_id = $tenant AND memory_id BETWEEN $lo AND $hi AND list_contains($ids, memory_id)
+           GROUP BY memory_id) p ON p.memory_id = ids.id
+"""
+
+
+def index_many(cur, tenant: int, ids: list[int], contents: list[str]) -> None:
+    """index_text for many new memories (ids ascending, as allocated) in two statements and
+    no round trip of their postings through Python: the pattern is compiled once per batch,
+    and the doc lengths are summed from the postings in the ids' range (the zone maps skip
+    every older row group)."""
+    cur.execute(INSERT_POSTINGS_MANY, {"tenant": tenant, "ids": ids, "contents": contents})
+    cur.execute(INSERT_TEXT_DOCS_FROM_POSTINGS, {"tenant": tenant, "ids": ids, "lo": min(ids), "hi": max(ids)})
 
 
 def unindex_text(cur, tenant: int, memory_id: int) -> None:

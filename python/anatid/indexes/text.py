@@ -33,12 +33,17 @@ INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, ter
 SELECT $tenant, ids.id, $seq, CASE WHEN m.memory_id IS NOT NULL THEN d.doc_len END,
        epoch_us(m.valid_from), coalesce(epoch_us(m.valid_to), 9223372036854775807), pl.terms, pl.tfs
 FROM (SELECT unnest($ids) AS id) ids
-LEFT JOIN anatid_memories m ON m.memory_id = ids.id AND m.tenant_id = $tenant AND m.tx_to IS NULL
-LEFT JOIN anatid_text_docs d ON d.memory_id = ids.id AND d.tenant_id = $tenant
+LEFT JOIN (SELECT memory_id, valid_from, valid_to FROM anatid_memories
+           WHERE tenant_id = $tenant AND tx_to IS NULL AND memory_id BETWEEN $lo AND $hi) m ON m.memory_id = ids.id
+LEFT JOIN (SELECT memory_id, doc_len FROM anatid_text_docs
+           WHERE tenant_id = $tenant AND memory_id BETWEEN $lo AND $hi) d ON d.memory_id = ids.id
 LEFT JOIN (SELECT memory_id, list(term ORDER BY term) AS terms, list(tf ORDER BY term) AS tfs
-           FROM anatid_postings WHERE tenant_id = $tenant AND memory_id IN (SELECT unnest($ids))
+           FROM anatid_postings WHERE tenant_id = $tenant AND memory_id BETWEEN $lo AND $hi
+             AND list_contains($ids, memory_id)
            GROUP BY memory_id) pl ON pl.memory_id = ids.id
 """
+# (BETWEEN: rows are appended in id order, so the zone maps skip every row group
+# outside the ids' range and the read costs about the rows of these memories.)
 
 _DOCS = """
 SELECT d.memory_id, d.doc_len, epoch_us(m.valid_from) AS vf,
@@ -80,7 +85,8 @@ def _journal(store, cur, memory_ids, now=None, known=None) -> None:
                                      "tfs": [r[4] or None for r in rows]})
         return
     if ids:
-        cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids, "seq": store.ids.take()[0]})
+        cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids, "seq": store.ids.take()[0],
+                               "lo": min(ids), "hi": max(ids)})
 
 
 _ERASE = """

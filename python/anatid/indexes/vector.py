@@ -13,10 +13,14 @@ Generation layout (little-endian), one BLOB per part:
 """
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import numpy as np
 
+from .. import npbind
+
 from ..verbs import journal
-from .text import _bytes, erase_from_index, replace_generation, tenants
+from .text import OPEN_END, _bytes, erase_from_index, replace_generation, tenants
 
 VECTOR_MAGIC = 0x31305856414E41  # "ANAVX01", src/vector.hpp kVectorMagic
 
@@ -50,10 +54,29 @@ FROM (SELECT unnest(CAST($ids AS BIGINT[])) AS id, unnest(CAST($vfs AS TIMESTAMP
 """
 
 
+_EPOCH = datetime(1970, 1, 1)
+_US = timedelta(microseconds=1)
+
+
+def _epoch_us(t, default=None):
+    return default if t is None else (t - _EPOCH) // _US
+
+
 def _journal(store, cur, memory_ids, now=None, known=None) -> None:
     ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
     if ids and known is not None:
         rows = [known[i] for i in ids]
+        if len(rows) > 16 and npbind.uniform([r[3] for r in rows]):
+            # many vectors: through numpy (instants as epoch microseconds, exact integer arithmetic)
+            with npbind.rows(cur, {"id": np.asarray(ids, dtype=np.int64),
+                                   "vf": np.asarray([_epoch_us(r[0]) for r in rows], dtype=np.int64),
+                                   "vt": np.asarray([_epoch_us(r[1], int(OPEN_END)) for r in rows], dtype=np.int64),
+                                   "norm": np.asarray([r[2] for r in rows], dtype=np.float64)},
+                             [r[3] for r in rows]) as rel:
+                cur.execute(f"INSERT INTO anatid_vector_journal (tenant_id, memory_id, seq, vf, vt, norm, embedding) "
+                            f"SELECT $tenant, id, $seq, vf, vt, norm, embedding FROM {rel}",
+                            {"tenant": store.tenant, "seq": store.ids.take()[0]})
+            return
         cur.execute(_JOURNAL_KNOWN, {"tenant": store.tenant, "seq": store.ids.take()[0], "ids": ids,
                                      "vfs": [r[0] for r in rows], "vts": [r[1] for r in rows],
                                      "norms": [r[2] for r in rows], "vectors": [r[3] for r in rows]})

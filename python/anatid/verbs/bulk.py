@@ -2,7 +2,9 @@
 the batch size (per-statement cost dominates DuckDB writes from Python)."""
 from __future__ import annotations
 
-from .. import text, validate
+import numpy as np
+
+from .. import npbind, text, validate
 from ..errors import NotFoundError
 from .entities import ensure_entities
 from .memories import vector_norm
@@ -65,14 +67,20 @@ def bulk_insert(store, cur, prepared, now) -> list[int]:
         vec_ids = [mid for mid, _, _ in with_vec]
         vectors = [a[4] for _, a, _ in with_vec]
         norms = [vector_norm(v) for v in vectors]
-        cur.execute(_EMBEDDINGS, {"ids": vec_ids, "tenant": tenant, "vectors": vectors, "norms": norms})
+        if npbind.uniform(vectors):
+            with npbind.rows(cur, {"id": np.asarray(vec_ids, dtype=np.int64),
+                                   "norm": np.asarray(norms, dtype=np.float64)}, vectors) as rel:
+                cur.execute(f"INSERT INTO anatid_embeddings (memory_id, tenant_id, embedding, norm) "
+                            f"SELECT id, $tenant, embedding, norm FROM {rel}", {"tenant": tenant})
+        else:
+            cur.execute(_EMBEDDINGS, {"ids": vec_ids, "tenant": tenant, "vectors": vectors, "norms": norms})
         journal.vector_changed(store, cur, vec_ids, now, known={
             mid: (vf, a[7], norm, a[4]) for (mid, a, vf), norm in zip(with_vec, norms)})
     _evidence(store, cur, ids, prepared, now)
-    texts = text.index_texts(cur, tenant, ids, contents)
-    journal.text_changed(store, cur, ids, now, known={
-        mid: (texts[mid][0], vf, a[7], texts[mid][1], texts[mid][2])
-        for mid, (a, _), vf in zip(ids, prepared, valid_froms)})
+    # The text journal reads these memories' rows back (postings never pass through Python):
+    # every read is bounded to the new ids' range, which the zone maps make O(rows written).
+    text.index_many(cur, tenant, ids, contents)
+    journal.text_changed(store, cur, ids, now)
     return ids
 
 
