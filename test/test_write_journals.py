@@ -54,7 +54,8 @@ def test_remember_many_journals_equal_the_read_back_form(tmp_path):
         {"content": "первый факт about alice", "entities": ["alice", "Δ"], "embedding": [1, 0]},
         {"content": "second: alice and bob", "entities": ["alice", "bob"], "kind": "event", "valid_to": at(90)},
         {"content": "!!!", "entities": ["bob"], "embedding": [0, 1]},
-    ], now=at(1))
+    ] + [{"content": f"bulk note {i}", "entities": [f"e{i % 3}"], "embedding": [i / 7, 1 / (i + 1)],
+          **({"valid_to": at(80)} if i % 2 else {})} for i in range(40)], now=at(1))
     _check(db, list(got))
 
 
@@ -86,3 +87,21 @@ def test_relate_many_equals_relate_one_by_one(tmp_path):
         a = [(h.memory_id is not None, h.score) for h in loop.recall_2hop(seed, limit=10)]
         b = [(h.memory_id is not None, h.score) for h in many.recall_2hop(seed, limit=10)]
         assert a == b, seed
+
+
+def test_known_entities_never_outlive_a_rolled_back_transaction(tmp_path):
+    """remember skips the entity lookup for entities its handle saw committed; one created
+    (or first seen) inside a transaction that rolls back must be looked up again."""
+    import pytest
+    db = Anatid.open(str(tmp_path / "e.anatid"))
+    db.remember("alice is known", entities=["Alice"], now=at(1))
+    with pytest.raises(RuntimeError):
+        with db.transaction():
+            db.remember("zed appears", entities=["Zed", "alice"], now=at(2))
+            db.remember("zed again", entities=["zed"], now=at(3))
+            raise RuntimeError("roll back")
+    m = db.remember("zed for real", entities=["ZED", "ALICE"], now=at(4))
+    assert list(m.entities) == ["ZED", "Alice"]         # first committed spelling wins
+    rows = db.connection.execute("SELECT e.name FROM anatid_edges a JOIN anatid_entities e ON e.entity_id = a.dst_id "
+                                 "WHERE a.src_id = $m ORDER BY e.name", {"m": m.memory_id}).fetchall()
+    assert rows == [("Alice",), ("ZED",)]

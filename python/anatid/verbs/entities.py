@@ -18,6 +18,18 @@ SELECT unnest($ids), $tenant, unnest($names), unnest($keys), $kind, $now
 """
 
 
+_KNOWN_MAX = 200_000
+
+
+def _known(store) -> dict[str, tuple[int, str]]:
+    """name_key -> (entity_id, stored name) of committed entities this handle has seen, for
+    its tenant: a remember naming known entities skips the lookup statement."""
+    caches = getattr(store, "_entities_known", None)
+    if caches is None:
+        caches = store._entities_known = {}
+    return caches.setdefault(store.tenant, {})
+
+
 def ensure_entities(store, cur, names: list[str], now, kind: str | None = None) -> dict[str, int]:
     """name_key -> entity_id for every name, creating the missing ones."""
     return {k: eid for k, (eid, _) in ensure_entities_named(store, cur, names, now, kind).items()}
@@ -29,7 +41,16 @@ def ensure_entities_named(store, cur, names: list[str], now,
     if not names:
         return {}
     keys = [validate.name_key(n) for n in names]
-    found = {k: (int(i), n) for k, i, n in cur.execute(_FIND, {"tenant": store.tenant, "keys": keys}).fetchall()}
+    known = _known(store)
+    found = {k: known[k] for k in keys if k in known}
+    ask = [k for k in keys if k not in found]
+    if ask:
+        rows = {k: (int(i), n) for k, i, n in cur.execute(_FIND, {"tenant": store.tenant, "keys": ask}).fetchall()}
+        found.update(rows)
+        if store._state().depth == 1 and len(known) < _KNOWN_MAX:
+            # Found by a verb's own top-level transaction before it created anything:
+            # committed rows, and entities are never renamed or deleted.
+            known.update(rows)
     missing = [(n, k) for n, k in zip(names, keys) if k not in found]
     if missing:
         new_ids = store.ids.take(len(missing))
