@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
+import duckdb
 import numpy as np
 
 from . import graph as graph_index
@@ -375,7 +376,10 @@ def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy 
             if problem is None and deep:
                 problem = reconcile(cur, index, t)
                 if problem is None and index == "graph":
-                    problem = graph_sample_problem(store, cur, t, now, seeds=4, only_touched=True)
+                    try:
+                        problem = graph_sample_problem(store, cur, t, now, seeds=4, only_touched=True)
+                    except (DamagedBase, duckdb.Error) as exc:    # an unvalidated BLOB that does not parse
+                        problem = f"graph generation could not be read: {str(exc).splitlines()[0]}"
             problem = problem or flagged(store, index, t)
             if problem is not None:
                 mark_damaged(store, index, t, problem)
