@@ -191,6 +191,7 @@ class NativeHybridEngine:
     # ---- the lean path --------------------------------------------------------------
     def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow):
         from .native_graph import recall_ids
+        from .indexes import graph as graph_index
         from .store import BRUTE_FORCE_CEILING
         query = params.get("query", "")
         toks = ascii_tokens(query)
@@ -207,6 +208,8 @@ class NativeHybridEngine:
                 keys = self._seeds(cur, tenant, terms)
             else:
                 keys = []
+            if keys and not graph_index.has_tables(self.store, cur):
+                return None, "the file has no graph index tables"
             if keys:
                 found = recall_ids(cur, tenant, keys, 2, depth, None, view.valid_at)
                 if found is None:
