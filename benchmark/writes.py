@@ -5,7 +5,10 @@
 
 Self-checking: every acknowledged id is read back and every registered journal
 hook is listed before anything is timed; the figures go to
-benchmark/results/writes.json (docs/benchmarks.md cites them).
+benchmark/results/writes.json (docs/benchmarks.md cites them). Also measured: the
+statement profile of a remember (statements per remember, ms in each, the commit),
+and remember on a file preloaded with --preload memories against the fresh file
+(every write statement must cost O(rows written), so the rate must not fall).
 Targets (issue 9): >= 1,000 remember/s with every journal written,
 >= 50,000 memories/s through remember_many, and writes with two readers
 running at >= 0.5x their solo rate.
@@ -70,6 +73,83 @@ def remember_loop(db: Anatid, n: int, rng: random.Random, start: int) -> tuple[l
     return ids, lat
 
 
+class _Traced:
+    """A cursor that times every statement by its first words (the statement profile)."""
+
+    def __init__(self, cur, prof):
+        self._cur, self._prof = cur, prof
+
+    def execute(self, query, params=None):
+        t0 = time.perf_counter()
+        self._cur.execute(query, params) if params is not None else self._cur.execute(query)
+        words = " ".join(query.split())
+        key = " ".join(words.split(" ")[:3]) if words.startswith(("INSERT", "UPDATE", "DELETE")) else words[:70]
+        entry = self._prof.setdefault(key, [0, 0.0])
+        entry[0] += 1
+        entry[1] += time.perf_counter() - t0
+        return self
+
+    def commit(self):
+        t0 = time.perf_counter()
+        self._cur.commit()
+        entry = self._prof.setdefault("COMMIT", [0, 0.0])
+        entry[0] += 1
+        entry[1] += time.perf_counter() - t0
+
+    def fetchone(self):
+        return self._cur.fetchone()
+
+    def fetchall(self):
+        return self._cur.fetchall()
+
+    def __getattr__(self, name):
+        return getattr(self._cur, name)
+
+
+def statement_profile(db: Anatid, n: int, rng: random.Random, start: int) -> dict:
+    """Statements per remember and ms per remember spent in each, over n remembers."""
+    store = db._store
+    prof: dict[str, list] = {}
+    real = store.cursor()
+    store._state().cursor = _Traced(real, prof)
+    try:
+        t0 = time.perf_counter()
+        remember_loop(db, n, rng, start)
+        total = time.perf_counter() - t0
+    finally:
+        store._state().cursor = real
+    rows = sorted(prof.items(), key=lambda kv: -kv[1][1])
+    return {"remembers": n, "ms_per_remember": round(total / n * 1e3, 3),
+            "statements_per_remember": round(sum(c for k, (c, _) in rows if k != "COMMIT") / n, 2),
+            "by_statement": [{"statement": k, "per_remember": round(c / n, 2), "ms_per_remember": round(t / n * 1e3, 3)}
+                             for k, (c, t) in rows]}
+
+
+def preloaded_comparison(folder: str, preload: int, n: int, empty: dict, rng: random.Random) -> dict:
+    """remember on a file already holding `preload` memories against the fresh file: every
+    write statement must cost O(rows written), so the rate must not fall with file size."""
+    db = Anatid.open(os.path.join(folder, "preloaded.anatid"), embedding_dim=DIM)
+    t0, batch = time.perf_counter(), 5000
+    for b in range(0, preload, batch):
+        db.remember_many([item(rng, 5 * 10**6 + b + i) for i in range(min(batch, preload - b))])
+    load_s = time.perf_counter() - t0
+    remember_loop(db, 50, rng, 6 * 10**6)  # warm up
+    _, lat = remember_loop(db, n, rng, 7 * 10**6)
+    full = summary(n, lat)
+    profile = statement_profile(db, min(n, 300), rng, 8 * 10**6)
+    items = [item(rng, 9 * 10**6 + i) for i in range(5000)]
+    t0 = time.perf_counter()
+    db.remember_many(items)
+    many_s = time.perf_counter() - t0
+    memories = db.connection.execute("SELECT count(*) FROM anatid_memories").fetchone()[0]
+    db.close()
+    return {"preloaded_memories": preload, "preload_s": round(load_s, 1), "memories_at_end": memories,
+            "remember_on_fresh_file": empty, "remember_on_preloaded_file": full,
+            "ratio_preloaded_to_fresh": round(full["per_s"] / empty["per_s"], 3),
+            "remember_many_5000_on_preloaded_per_s": round(5000 / many_s, 1),
+            "statement_profile_preloaded": profile}
+
+
 def summary(n: int, lat: list[float]) -> dict:
     total = sum(lat)
     return {"n": n, "per_s": round(n / total, 1), "p50_ms": round(pct(lat, 0.5) * 1e3, 3),
@@ -80,6 +160,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--large", action="store_true")
     ap.add_argument("--out", default=str(HERE / "results" / "writes.json"))
+    ap.add_argument("--preload", type=int, default=None,
+                    help="memories in the preloaded file (default 200,000 with --large, 20,000 otherwise)")
     args = ap.parse_args()
     n_single, n_batches, batch = (3000, 20, 5000) if args.large else (300, 4, 2000)
     rng = random.Random(9)
@@ -99,6 +181,7 @@ def main() -> None:
     ids, lat = remember_loop(db, n_single, rng, 1000)
     solo = summary(n_single, lat)
     assert len(set(ids)) == n_single
+    profile_fresh = statement_profile(db, min(n_single, 300), rng, 4 * 10**6)
 
     batch_lat, total = [], 0
     for b in range(n_batches):
@@ -118,7 +201,7 @@ def main() -> None:
         r = random.Random(j)
         while not stop.is_set():
             if j == 0:
-                db.recall("meeting room entity7", k=10, embedding=vec(r))
+                db.recall("meeting room entity7", k=10, embedding=vec(r), allow_slow=True)
             else:
                 db.recall_2hop(r.choice(ENTITIES), limit=20)
             reads[j] += 1
@@ -136,6 +219,8 @@ def main() -> None:
     solo2, busy = summary(n_single, lat_solo2), summary(n_single, lat_busy)
     memories = db.connection.execute("SELECT count(*) FROM anatid_memories").fetchone()[0]
     db.close()
+    preload = args.preload if args.preload is not None else (200_000 if args.large else 20_000)
+    sizes = preloaded_comparison(folder, preload, n_single, solo, rng)
 
     result = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "size": "large" if args.large else "smoke",
@@ -145,6 +230,7 @@ def main() -> None:
         "remember_one_thread": solo, "remember_many": many,
         "remember_solo_again": solo2, "remember_with_two_readers": busy, "reads_done": reads,
         "ratio_busy_to_solo": round(busy["per_s"] / solo2["per_s"], 3), "memories_at_end": memories,
+        "statement_profile_fresh": profile_fresh, "file_size_comparison": sizes,
         "targets": {"remember_per_s": 1000, "remember_many_per_s": 50000, "ratio_busy_to_solo": 0.5},
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
