@@ -41,7 +41,9 @@ def maintain_indexes(store, *, policy: MaintenancePolicy | None = None, all_tena
     indexes = tuple(indexes)
     if not indexes or not set(indexes) <= set(INDEXES):
         raise ValidationError("indexes", f"{indexes!r} names no known index", "a subset of ('graph', 'text', 'vector')")
-    entries = health.index_health(store, all_tenants=all_tenants, policy=policy)
+    # deep=False: counts and checksums decide what is due, so a call with nothing due is cheap
+    # (the deep reconciliation is index_health()'s and doctor()'s; a rebuild fixes what it finds)
+    entries = health.index_health(store, all_tenants=all_tenants, policy=policy, deep=False)
     report = {}
     for step, index in enumerate(indexes):
         if progress is not None:
