@@ -56,7 +56,7 @@ BUILD = textwrap.dedent("""
 
 SCENARIOS = ["text_truncated", "text_flipped", "vector_flipped", "graph_flipped", "graph_truncated",
              "text_deleted", "graph_deleted", "postings_dropped", "text_journal_truncated",
-             "graph_journal_truncated", "journals_reordered", "race", "crash", "binary", "other_version"]
+             "graph_journal_truncated", "journals_reordered", "race", "crash", "binary", "other_version", "graph_marker_lost"]
 
 
 def run(code: str, *args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -228,6 +228,12 @@ def test_a_truncated_graph_journal_is_found_and_bypassed(files):
     with open_copy(files, "graph_journal_truncated") as db:
         db.connection.execute("DELETE FROM anatid_graph_journal WHERE tenant_id = 1 AND op = 3")
         assert_bypassed(db, "graph", "damaged_base", ("2hop", "ctx"), health_first=True)
+
+
+def test_a_graph_journal_without_its_base_marker(files):
+    with open_copy(files, "graph_marker_lost") as db:
+        db.connection.execute("DELETE FROM anatid_graph_journal WHERE tenant_id = 1 AND op = 0")
+        assert_bypassed(db, "graph", "damaged_base", ("2hop", "ctx"))
 
 
 def test_reordered_journals_change_nothing(files):

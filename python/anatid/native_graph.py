@@ -101,6 +101,9 @@ class NativeGraphEngine:
             else:
                 if ids is None:
                     why = "no_graph_generation"
+                    if cur.execute("SELECT count(*) FROM anatid_graph_generations WHERE tenant_id = $t",
+                                   {"t": store.tenant}).fetchone()[0]:
+                        why = "damaged_base"      # a base whose journal lost its marker row
         if why is not None:
             code = ("absent",) if why in ("no_graph_index", "no_graph_generation") else ()   # index_health's name
             return graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, tuple(notes) + (why,) + code)
