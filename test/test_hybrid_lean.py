@@ -108,8 +108,9 @@ def test_lean_path_seeds_from_the_query_and_non_ascii_queries(tmp_path):
         assert "graph" in hits[0].sources
         hits = both(db, "zo", k=5)               # "zoë" is one token: not a seed of "zo"
         assert b.memory_id not in [h.memory_id for h in hits]
-        hits = both(db, "zoë", k=5)              # a non-ASCII query goes to the macro
-        assert b.memory_id in [h.memory_id for h in hits] and any("not ASCII" in n for n in hits.notes)
+        hits = both(db, "zoë", k=5)              # a non-ASCII query: SQL tokenizes it, then the lean path
+        assert b.memory_id in [h.memory_id for h in hits] and not hits.notes
+        both(db, "Zoë café ZOË 東京", k=5)
         both(db, "apple pie", k=5)
     finally:
         db.close()

@@ -1,7 +1,7 @@
 """Hybrid recall through the native extension.
 
 Registered with anatid.engines when imported. The lean path (current view, no kinds
-filter, an ASCII query, text and vector generations resident in this process) issues
+filter, text and vector generations resident in this process) issues
 small statements instead of planning the ~25-CTE anatid.anatid_hybrid macro per call:
 
 1. seeds from the query (only when the graph arm runs without seed_entity and the
@@ -18,12 +18,12 @@ small statements instead of planning the ~25-CTE anatid.anatid_hybrid macro per 
 Tokenizing: the token rule is SQL's regexp_extract_all(lower(x), TOKEN_PATTERN).
 Compiling that Unicode pattern costs ~2.7 ms per statement, more than everything
 else here, so an ASCII query is tokenized by ascii_tokens(), which is the same
-function on ASCII text (test_tokenizer_parity checks all 128 characters and random
+function on ASCII text (test_hybrid_lean checks all 128 characters and random
 strings against SQL: on ASCII, lower() only maps A-Z and the pattern's classes hold
-exactly [a-z0-9]). A non-ASCII query, an as_of or kinds read, a tenant without a
-generation or graph generation, or a generation this process has not parsed yet goes
-to the one-statement macro (which also loads the generation), and kinds and as_of to
-the SQL oracle; RecallHits.notes says which.
+exactly [a-z0-9]); a non-ASCII query is tokenized by SQL in one small statement. A
+tenant without a generation or graph generation, or a generation this process has not
+parsed yet goes to the one-statement macro (which also loads the generation), and
+kinds and as_of reads to the SQL oracle; RecallHits.notes says which.
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from . import engines
 from .errors import AnatidError, BruteForceCeilingError
 from .models import Hit, RecallHits
 from .predicates import visible
+from .text import tokens_sql
 
 ARMS = ("vector", "text", "graph")
 
@@ -58,10 +59,10 @@ def ascii_tokens(text: str) -> list[str] | None:
     return _ASCII_TOKEN.findall(text.lower())
 
 
-# Seeds from an ASCII query's terms. A seed's name has a token, and every one is a query
+# Seeds from the query's terms. A seed's name has a token, and every one is a query
 # term, so its lower(name) contains a term: a cheap filter first. A name whose lower()
 # is ASCII is tokenized by the ASCII pattern (the same tokens, see above); a non-ASCII
-# survivor is returned undecided and settled by _SEEDS_UNICODE.
+# survivor is returned undecided and settled by _seeds_unicode_sql().
 _SEEDS_ASCII = """
 SELECT name_key, ascii FROM (
     SELECT e.name_key, strlen(lower(e.name)) = length(lower(e.name)) AS ascii,
@@ -73,10 +74,10 @@ WHERE NOT ascii OR (len(toks) > 0 AND list_has_all($terms, toks))
 
 
 def _seeds_ascii_sql(terms) -> str:
-    # The terms are [a-z0-9]+ (ascii_tokens), so they are safe as literals; inline ORs of
-    # contains() plan and run in a third of the time of a lambda over a bound list.
-    assert all(_ASCII_TOKEN.fullmatch(t) for t in terms)
-    return _SEEDS_ASCII.format(contains=" OR ".join(f"contains(lower(e.name), '{t}')" for t in terms))
+    # Inline ORs of contains() plan and run in a third of the time of a lambda over a bound
+    # list. Terms are runs of letters, marks and digits (no quote), escaped all the same.
+    return _SEEDS_ASCII.format(contains=" OR ".join("contains(lower(e.name), '{}')".format(t.replace("'", "''"))
+                                                    for t in terms))
 
 
 def _seeds_unicode_sql() -> str:
@@ -195,9 +196,10 @@ class NativeHybridEngine:
         from .store import BRUTE_FORCE_CEILING
         query = params.get("query", "")
         toks = ascii_tokens(query)
-        if toks is None:
-            return None, "the query is not ASCII (tokenized by the Unicode pattern in SQL)"
-        terms = sorted(set(toks))
+        if toks is None:   # the Unicode pattern in SQL (compiling it costs ~2.7 ms), in SQL's order
+            terms = cur.execute(f"SELECT list_sort(list_distinct({tokens_sql('$q')}))", {"q": query}).fetchone()[0]
+        else:
+            terms = sorted(set(toks))
         tenant, depth = params["tenant"], params["depth"]
         use_text = use_text and bool(terms)
         gids, ghops = [], []
