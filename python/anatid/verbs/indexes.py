@@ -76,14 +76,14 @@ def _build(store, index: str, tenants: list[int], all_tenants: bool) -> dict:
         if index == "graph":
             from ..indexes import graph
             built = graph.maintain(store, all_tenants=all_tenants)
-            for entry in built["tenants"]:
+            for entry in built.get("tenants", []):     # none when graph.maintain skipped
                 t = entry["tenant"]
                 problem = _validate_graph(store, cur, t, entry, now)
                 if problem:
                     raise IndexValidationError(f"graph generation of tenant {t} not published: {problem}")
                 entry["validated"] = "entity, edge and memory recounts; recall around the entities written last"
                 _record(store, cur, "graph", t, entry["memories"] + entry["edges"], now, entry["validated"])
-            out = {"tenants": built["tenants"], "journal_rows_absorbed": built["journal_rows_absorbed"]}
+            out = {"tenants": built.get("tenants", []), "journal_rows_absorbed": built.get("journal_rows_absorbed", 0)}
         else:
             out = {"tenants": [_build_parts(store, cur, index, t, now) for t in tenants]}
         if _before_publish is not None:
