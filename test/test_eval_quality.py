@@ -80,3 +80,16 @@ def test_eval_cli_round_trip(synth, tmp_path):
                          capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr
     assert "| bridge | graph |" in out.stdout and "appended to anatid_eval_runs" in out.stdout
+
+
+def test_eval_plot_draws_recall_per_class_and_mode(synth, tmp_path):
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (bench extra)")
+    from anatid.vault.plot import plot_eval
+    root, path = synth
+    gold = tmp_path / "gold.jsonl"
+    write_gold(build_gold(root / "vault", n_per_class=5, seed=1), gold)
+    with Anatid.open(path) as db:
+        scores = run_eval(db, read_gold(gold), modes=["vector", "graph"], k=12)
+    out = plot_eval(scores, 12, tmp_path / "recall.png")
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5_000

@@ -33,6 +33,7 @@ def register(sub) -> None:
     r.add_argument("--modes", default="vector,expand,graph")
     r.add_argument("--selftest", action="store_true", help="check the metrics only: no file, no model")
     r.add_argument("--no-record", action="store_true", help="do not append the run to anatid_eval_runs")
+    r.add_argument("--plot", metavar="FILE.png", help="also draw Recall@k per class and mode (needs matplotlib)")
     r.set_defaults(run=_run)
     p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
 
@@ -81,6 +82,9 @@ def _run(args) -> int:
         rec = VaultRecall(db)
         scores = run_eval(db, read_gold(args.gold), modes=modes, k=args.k, recaller=rec)
         print(format_table(scores, args.k))
+        if args.plot:
+            from ..vault.plot import plot_eval
+            print(f"chart: {plot_eval(scores, args.k, args.plot)}")
         if not args.no_record:
             run_id = record_run(db, scores, gold_path=args.gold, gold_text=gold_text, embedder=rec.embedder.name,
                                 k=args.k)
