@@ -105,3 +105,19 @@ def test_known_entities_never_outlive_a_rolled_back_transaction(tmp_path):
     rows = db.connection.execute("SELECT e.name FROM anatid_edges a JOIN anatid_entities e ON e.entity_id = a.dst_id "
                                  "WHERE a.src_id = $m ORDER BY e.name", {"m": m.memory_id}).fetchall()
     assert rows == [("Alice",), ("ZED",)]
+
+
+def test_remember_many_stores_the_vectors_remember_stores(tmp_path):
+    """remember_many validates its embeddings in one numpy pass and writes them through
+    numpy: the stored FLOAT[] and norms equal remember()'s, one by one."""
+    import random
+    rng = random.Random(5)
+    vecs = [[rng.uniform(-1e3, 1e3) / 7 for _ in range(5)] for _ in range(30)]
+    one = Anatid.open(str(tmp_path / "one.anatid"))
+    many = Anatid.open(str(tmp_path / "many.anatid"))
+    for i, v in enumerate(vecs):
+        one.remember(f"v{i}", embedding=v, now=at(1))
+    many.remember_many([{"content": f"v{i}", "embedding": v} for i, v in enumerate(vecs)], now=at(1))
+    q = ("SELECT m.content, e.embedding, e.norm FROM anatid_embeddings e JOIN anatid_memories m "
+         "USING (memory_id) ORDER BY m.content")
+    assert one.connection.execute(q).fetchall() == many.connection.execute(q).fetchall()

@@ -47,6 +47,29 @@ def prune(store, *, min_strength: float = 0.5, older_than: timedelta = timedelta
     return PruneReport(ids, False, tuple(done), hard)
 
 
+def _vectors_at_once(store, items) -> dict[int, list[float]] | None:
+    """validate.embedding for every item's embedding in one numpy pass: item index -> the
+    float32-rounded vector. None when any of them would fail (or they do not form one
+    matrix): then each item is validated alone, so errors name the item as before."""
+    import numpy as np
+    at = [i for i, item in enumerate(items) if isinstance(item, dict) and item.get("embedding") is not None]
+    if len(at) < 2:
+        return None
+    try:
+        arr = np.asarray([items[i]["embedding"] for i in at], dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if arr.ndim != 2 or arr.shape[1] == 0 or (store.embedding_dim is not None and arr.shape[1] != store.embedding_dim):
+        return None
+    if not np.all(np.isfinite(arr)):
+        return None
+    with np.errstate(over="ignore"):
+        f32 = arr.astype(np.float32)
+    if not np.all(np.isfinite(f32)) or not np.all(np.any(f32, axis=1)):
+        return None
+    return dict(zip(at, f32.tolist()))
+
+
 def remember_many(store, items, *, writer: str | None = None, now=None) -> list[int]:
     """Write many memories in one transaction. Each item is a dict of remember()'s arguments
     (content, entities, kind, confidence, embedding, episode, valid_from, valid_to)."""
@@ -55,14 +78,18 @@ def remember_many(store, items, *, writer: str | None = None, now=None) -> list[
     allowed = {"content", "entities", "kind", "confidence", "embedding", "episode", "valid_from", "valid_to",
                "writer"}
     prepared = []
+    vectors = _vectors_at_once(store, items)
     for i, item in enumerate(items):
         if not isinstance(item, dict) or "content" not in item or not set(item) <= allowed:
             raise ValidationError(f"items[{i}]", "is not a dict with 'content' and known keys",
                                   ", ".join(sorted(allowed)))
+        vec = vectors.get(i) if vectors is not None else None
         args = _validate_memory_args(store, item["content"], item.get("entities"), item.get("kind", "fact"),
-                                     item.get("confidence", 1.0), item.get("embedding"),
+                                     item.get("confidence", 1.0), None if vec is not None else item.get("embedding"),
                                      item.get("writer", writer), item.get("episode"),
                                      item.get("valid_from"), item.get("valid_to"))
+        if vec is not None:
+            args = args[:4] + (vec,) + args[5:]
         prepared.append((args, item.get("episode")))
     if not prepared:
         return []
