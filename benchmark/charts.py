@@ -240,7 +240,8 @@ def draw_scaling(plt, group: list[Latency], out: Path) -> str:
     ax.set_ylabel("latency per query, ms (log)")
     ax.set_title(f"{group[0].workload}: p50 and p95 against corpus size", fontsize=10)
     ax.grid(which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    # outside the axes: with a dozen engines an inside legend hides the lines
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
     _save(fig, out)
     return f"{group[0].workload}: p50 and p95 against corpus size"
 
