@@ -9,7 +9,7 @@ EXTENSION := $(BUILD_DIR)/anatid.duckdb_extension
 CLANG_FORMAT ?= $(shell command -v clang-format 2>/dev/null)
 FORMAT_SOURCES = $(wildcard src/*.cpp src/*.hpp extension/*.cpp extension/*.hpp test/cpp/*.cpp test/cpp/*.hpp)
 
-.PHONY: all build test test-cpp test-python bench bench-graph format clean headers
+.PHONY: all build test test-cpp test-python bench bench-graph bench-hybrid bench-writes format clean headers
 
 all: build
 
@@ -29,9 +29,8 @@ test-cpp: build
 test-python: build
 	PYTHONPATH=python $(PYTHON) -m pytest -q test
 
-# Placeholder until the benchmark owners land benchmark/run.py.
-bench: build bench-graph
-	PYTHONPATH=python $(PYTHON) -m benchmark.run
+# Every benchmark side by side per engine, then the charts docs/benchmarks.md embeds.
+bench: build bench-graph bench-hybrid bench-writes
 	PYTHONPATH=python $(PYTHON) -m benchmark.charts
 
 # Graph recall side by side (native, SQL oracle, LadybugDB) at 100k and 1M memories;
@@ -54,3 +53,10 @@ headers:
 clean:
 	rm -rf $(BUILD_DIR) dist _skbuild
 	rm -f python/anatid/anatid.duckdb_extension
+
+bench-hybrid: build
+	PYTHONPATH=python $(PYTHON) -m benchmark.hybrid_recall --scale 0.1 --keep-journal
+	PYTHONPATH=python $(PYTHON) -m benchmark.hybrid_recall --scale 1 --queries 100 --keep-journal
+
+bench-writes: build
+	PYTHONPATH=python $(PYTHON) benchmark/writes.py --large
