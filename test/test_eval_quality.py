@@ -93,3 +93,18 @@ def test_eval_plot_draws_recall_per_class_and_mode(synth, tmp_path):
     out = plot_eval(scores, 12, tmp_path / "recall.png")
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5_000
+
+
+def test_eval_run_no_record_works_on_a_read_only_handle(synth, tmp_path):
+    import os
+    root, path = synth
+    gold = tmp_path / "gold.jsonl"
+    write_gold(build_gold(root / "vault", n_per_class=2, seed=3), gold)
+    before = Path(path).read_bytes()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "python"),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-m", "anatid", "eval", "run", path, "--gold", str(gold),
+                          "--modes", "vector", "--no-record"], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "| title | vector |" in out.stdout and "appended" not in out.stdout
+    assert Path(path).read_bytes() == before

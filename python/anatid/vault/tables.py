@@ -3,6 +3,8 @@ NOT EXISTS; canonical facts stay in anatid's tables, these only remember what
 was ingested from where, and what the rulers measured."""
 from __future__ import annotations
 
+import re
+
 DDL = """
 CREATE TABLE IF NOT EXISTS anatid_vault_meta (
     tenant_id BIGINT  NOT NULL,
@@ -82,6 +84,14 @@ CREATE TABLE IF NOT EXISTS anatid_turn_offsets (
 
 
 def ensure(cur) -> None:
+    """Create the vault tables a file lacks. A file that has them all is left alone, so
+    read-only handles (e.g. `anatid eval run --no-record`) can use it."""
+    names = re.findall(r"CREATE TABLE IF NOT EXISTS (anatid_[a-z_]+)", DDL)
+    have = cur.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                       "AND schema_name = current_schema() AND list_contains($names, table_name)",
+                       {"names": names}).fetchone()[0]
+    if have == len(names):
+        return
     for stmt in DDL.split(";"):
         if stmt.strip():
             cur.execute(stmt)
