@@ -2,6 +2,7 @@
 #pragma once
 
 #include "anatid_extension.hpp"
+#include "capi_util.hpp"
 
 #include <cstdint>
 #include <string>
@@ -10,19 +11,8 @@
 namespace anatid {
 namespace graph_binding {
 
-inline bool IsValid(duckdb_vector v, idx_t row) {
-	uint64_t *validity = duckdb_vector_get_validity(v);
-	return !validity || duckdb_validity_row_is_valid(validity, row);
-}
-
-template <class T>
-bool Scalar(duckdb_vector v, idx_t row, T &out) {
-	if (!IsValid(v, row)) {
-		return false;
-	}
-	out = static_cast<const T *>(duckdb_vector_get_data(v))[row];
-	return true;
-}
+using ::anatid::IsValid; // capi_util.hpp
+using ::anatid::Scalar;
 
 // VARCHAR or BLOB; false for NULL.
 inline bool String(duckdb_vector v, idx_t row, std::string &out) {

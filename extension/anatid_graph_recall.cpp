@@ -52,23 +52,10 @@ struct RecallState {
 	std::string blob;
 };
 
+using Boxed = BoxedState<RecallState>;
+
 RecallState *&StateOf(duckdb_aggregate_state state) {
-	return *reinterpret_cast<RecallState **>(state);
-}
-
-idx_t StateSize(duckdb_function_info) {
-	return sizeof(RecallState *);
-}
-
-void StateInit(duckdb_function_info, duckdb_aggregate_state state) {
-	StateOf(state) = new RecallState();
-}
-
-void StateDestroy(duckdb_aggregate_state *states, idx_t count) {
-	for (idx_t i = 0; i < count; i++) {
-		delete StateOf(states[i]);
-		StateOf(states[i]) = nullptr;
-	}
+	return Boxed::Of(state);
 }
 
 int64_t NowMicros() {
@@ -248,9 +235,9 @@ duckdb_aggregate_function RecallFunction(bool with_blob) {
 	for (auto &m : members) {
 		duckdb_destroy_logical_type(&m);
 	}
-	duckdb_aggregate_function_set_functions(f, StateSize, GuardAggregateInit<StateInit>, GuardAggregateUpdate<Update>,
+	duckdb_aggregate_function_set_functions(f, Boxed::Size, GuardAggregateInit<Boxed::Init>, GuardAggregateUpdate<Update>,
 	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
-	duckdb_aggregate_function_set_destructor(f, StateDestroy);
+	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
 	duckdb_aggregate_function_set_special_handling(f); // the BLOB argument is NULL on most rows
 	return f;
 }

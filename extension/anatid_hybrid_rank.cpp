@@ -62,19 +62,7 @@ const ArgSpec kArgs[kArgCount] = {
 };
 
 // ---- reading one row's arguments ------------------------------------------------
-bool IsValid(duckdb_vector v, idx_t row) {
-	uint64_t *validity = duckdb_vector_get_validity(v);
-	return !validity || duckdb_validity_row_is_valid(validity, row);
-}
-
-template <class T>
-bool Scalar(duckdb_vector v, idx_t row, T &out) {
-	if (!IsValid(v, row)) {
-		return false;
-	}
-	out = static_cast<const T *>(duckdb_vector_get_data(v))[row];
-	return true;
-}
+// IsValid and Scalar: capi_util.hpp
 
 // The [offset, offset + length) slice of a list row; false for a NULL list.
 bool ListSlice(duckdb_vector v, idx_t row, idx_t &offset, idx_t &length) {

@@ -61,23 +61,10 @@ struct State {
 	std::unordered_map<int64_t, JournalRow> text, vec; // latest row per memory
 };
 
+using Boxed = BoxedState<State>;
+
 State *&StateOf(duckdb_aggregate_state state) {
-	return *reinterpret_cast<State **>(state);
-}
-
-idx_t StateSize(duckdb_function_info) {
-	return sizeof(State *);
-}
-
-void StateInit(duckdb_function_info, duckdb_aggregate_state state) {
-	StateOf(state) = new State();
-}
-
-void StateDestroy(duckdb_aggregate_state *states, idx_t count) {
-	for (idx_t i = 0; i < count; i++) {
-		delete StateOf(states[i]);
-		StateOf(states[i]) = nullptr;
-	}
+	return Boxed::Of(state);
 }
 
 void Keep(std::unordered_map<int64_t, JournalRow> &rows, int64_t id, JournalRow &&row) {
@@ -439,9 +426,9 @@ void RegisterAnatidHybridRecall(duckdb_connection connection) {
 	for (auto &m : members) {
 		duckdb_destroy_logical_type(&m);
 	}
-	duckdb_aggregate_function_set_functions(f, StateSize, GuardAggregateInit<StateInit>, GuardAggregateUpdate<Update>,
+	duckdb_aggregate_function_set_functions(f, Boxed::Size, GuardAggregateInit<Boxed::Init>, GuardAggregateUpdate<Update>,
 	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
-	duckdb_aggregate_function_set_destructor(f, StateDestroy);
+	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
 	duckdb_aggregate_function_set_special_handling(f); // most columns are NULL on most rows
 	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
 	duckdb_destroy_aggregate_function(&f);

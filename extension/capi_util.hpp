@@ -4,6 +4,7 @@
 
 #include "anatid_extension.hpp"
 
+#include <cstdint>
 #include <exception>
 #include <string>
 
@@ -84,5 +85,42 @@ std::string QueryFirstVarchar(duckdb_connection connection, const std::string &s
 // Registers a zero-argument scalar `name() -> VARCHAR` returning `value` for every
 // row. The value is owned by the function (extra info), so it is per database.
 void RegisterConstantVarcharScalar(duckdb_connection connection, const char *name, const std::string &value);
+
+// ---- reading one row of a vector ------------------------------------------------
+inline bool IsValid(duckdb_vector v, idx_t row) {
+	uint64_t *validity = duckdb_vector_get_validity(v);
+	return !validity || duckdb_validity_row_is_valid(validity, row);
+}
+
+// The row's value, or false when it is NULL.
+template <class T>
+bool Scalar(duckdb_vector v, idx_t row, T &out) {
+	if (!IsValid(v, row)) {
+		return false;
+	}
+	out = static_cast<const T *>(duckdb_vector_get_data(v))[row];
+	return true;
+}
+
+// An aggregate state that owns a heap object S: DuckDB hands out raw bytes, so the
+// state is a pointer, created in Init and freed in Destroy.
+template <class S>
+struct BoxedState {
+	static S *&Of(duckdb_aggregate_state state) {
+		return *reinterpret_cast<S **>(state);
+	}
+	static idx_t Size(duckdb_function_info) {
+		return sizeof(S *);
+	}
+	static void Init(duckdb_function_info, duckdb_aggregate_state state) {
+		Of(state) = new S();
+	}
+	static void Destroy(duckdb_aggregate_state *states, idx_t count) {
+		for (idx_t i = 0; i < count; i++) {
+			delete Of(states[i]);
+			Of(states[i]) = nullptr;
+		}
+	}
+};
 
 } // namespace anatid
