@@ -62,6 +62,11 @@ SELECT $tenant, $memory_id, unnest(CAST($terms AS VARCHAR[])), unnest(CAST($tfs 
 """
 
 
+def ascii_tokens(content: str) -> list[str] | None:
+    """The tokens of ASCII content in text order, or None when it is not ASCII."""
+    return _ASCII_TOKEN.findall(content.lower()) if content.isascii() else None
+
+
 def ascii_postings(content: str) -> list[tuple[str, int]] | None:
     """Sorted (term, tf) of ASCII content, or None when it is not ASCII."""
     if not content.isascii():

@@ -124,7 +124,18 @@ def encode_entry(op, seq, a, b, valid_from, valid_to, a_key, b_key, kind) -> str
                      _us(valid_from), _us(valid_to), _text(a_key), _text(b_key), _text(kind)))
 
 
-def _about_added(store, cur, pairs, now, known=None) -> None:
+# The same rows from a relation of the state after the write (journal.about_added's rel).
+_ABOUT_FROM_REL = """SELECT CAST($tenant AS BIGINT) AS tenant_id, CAST($seq AS BIGINT) AS seq,
+       CAST(3 AS TINYINT) AS op, a, b, CAST(NULL AS VARCHAR) AS a_key, b_key, kind, valid_from, valid_to
+FROM {rel}"""
+
+
+def _about_added(store, cur, pairs, now, known=None, rel=None) -> None:
+    if rel is not None:
+        if has_tables(store, cur):
+            cur.execute(_journal_sql(_ABOUT_FROM_REL.format(rel=rel)), {"tenant": store.tenant,
+                                                                         "seq": store.ids.take()[0]})
+        return
     if not pairs or not has_tables(store, cur):
         return
     mids = [int(m) for m, _ in pairs]

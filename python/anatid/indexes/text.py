@@ -74,7 +74,18 @@ FROM (SELECT unnest(CAST($ids AS BIGINT[])) AS id, unnest(CAST($lens AS INTEGER[
 """
 
 
-def _journal(store, cur, memory_ids, now=None, known=None) -> None:
+# The same rows from a relation of the state after the write (journal.text_changed's rel).
+_JOURNAL_REL = """
+INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, terms, tfs)
+SELECT $tenant, id, $seq, doc_len, epoch_us(vf), coalesce(epoch_us(vt), 9223372036854775807), terms, tfs
+FROM {rel}
+"""
+
+
+def _journal(store, cur, memory_ids, now=None, known=None, rel=None) -> None:
+    if rel is not None:
+        cur.execute(_JOURNAL_REL.format(rel=rel), {"tenant": store.tenant, "seq": store.ids.take()[0]})
+        return
     ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
     if ids and known is not None:
         rows = [known[i] for i in ids]

@@ -62,7 +62,18 @@ def _epoch_us(t, default=None):
     return default if t is None else (t - _EPOCH) // _US
 
 
-def _journal(store, cur, memory_ids, now=None, known=None) -> None:
+# The same rows from a relation of the state after the write (journal.vector_changed's rel).
+_JOURNAL_REL = """
+INSERT INTO anatid_vector_journal (tenant_id, memory_id, seq, vf, vt, norm, embedding)
+SELECT $tenant, id, $seq, epoch_us(vf), coalesce(epoch_us(vt), 9223372036854775807), norm, embedding
+FROM {rel}
+"""
+
+
+def _journal(store, cur, memory_ids, now=None, known=None, rel=None) -> None:
+    if rel is not None:
+        cur.execute(_JOURNAL_REL.format(rel=rel), {"tenant": store.tenant, "seq": store.ids.take()[0]})
+        return
     ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
     if ids and known is not None:
         rows = [known[i] for i in ids]

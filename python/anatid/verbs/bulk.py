@@ -1,33 +1,71 @@
-"""Set-based insert of many memories: a fixed number of statements whatever
-the batch size (per-statement cost dominates DuckDB writes from Python)."""
+"""Set-based insert of many memories: one statement per table whatever the batch size
+(per-statement cost dominates DuckDB writes from Python).
+
+Every row goes in through a registered relation (a dict of numpy columns DuckDB scans in
+place), not through bound Python lists: binding 5,000 strings or 64-d vectors as a list
+parameter costs several times the scan of the same values. Each journal row is built
+set-wise by one statement over the same relations, never read back from the big tables.
+"""
 from __future__ import annotations
+
+import itertools
+import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 import numpy as np
 
-from .. import npbind, text, validate
+from .. import text, validate
 from ..errors import NotFoundError
-from .entities import ensure_entities
-from .memories import vector_norm
+from .entities import ensure_entities_named
+from .memories import vector_norms
 from . import journal
 
 _MEMORIES = """
 INSERT INTO anatid_memories (memory_id, version, tenant_id, content, kind, confidence, strength, writer,
                              valid_from, valid_to, tx_from, tx_to, supersedes, superseded_by, last_used_at)
-SELECT unnest($ids), 1, $tenant, unnest($contents), unnest($kinds), unnest($confidences), 1.0, unnest($writers),
-       unnest($valid_froms), unnest($valid_tos), $now, NULL, NULL, NULL, NULL
+SELECT id, 1, $tenant, content, kind, confidence, 1.0, CAST(writer AS VARCHAR),
+       CAST(vf AS TIMESTAMP), CAST(vt AS TIMESTAMP), $now, NULL, NULL, NULL, NULL
+FROM {m}
 """
 
 _ABOUT = """
 INSERT INTO anatid_edges (edge_id, tenant_id, kind, src_id, dst_id, rel_kind, weight,
                           valid_from, valid_to, tx_from, tx_to)
-SELECT unnest($edge_ids), $tenant, 'about', unnest($srcs), unnest($dsts), NULL, 1.0,
-       unnest($valid_froms), NULL, $now, NULL
+SELECT edge_id, $tenant, 'about', m, e, NULL, 1.0, CAST(vf AS TIMESTAMP), NULL, $now, NULL
+FROM {a}
 """
+
+# The graph hook's relation: each ABOUT row with its memory's state and the entity's key.
+_ABOUT_STATE = ("(SELECT m AS a, e AS b, kind, CAST(vf AS TIMESTAMP) AS valid_from, "
+                "CAST(vt AS TIMESTAMP) AS valid_to, key AS b_key FROM {a})")
 
 _EMBEDDINGS = """
 INSERT INTO anatid_embeddings (memory_id, tenant_id, embedding, norm)
-SELECT unnest($ids), $tenant, unnest($vectors::FLOAT[][]), unnest($norms)
+SELECT id, $tenant, {vector}, norm FROM {v}
 """
+
+_VECTOR_STATE = ("(SELECT id, CAST(vf AS TIMESTAMP) AS vf, CAST(vt AS TIMESTAMP) AS vt, norm, "
+                 "{vector} AS embedding FROM {v})")
+
+_POSTINGS = """
+INSERT INTO anatid_postings (tenant_id, memory_id, term, tf)
+SELECT $tenant, id, CAST(term AS VARCHAR), count(*)::INTEGER FROM {t} GROUP BY id, term
+"""
+
+_TEXT_DOCS = "INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len) SELECT $tenant, id, doc_len FROM {m}"
+
+# The text hook's relation: each memory's state after the write (NULL lists: no postings).
+_TEXT_STATE = """(
+SELECT m.id, m.doc_len, CAST(m.vf AS TIMESTAMP) AS vf, CAST(m.vt AS TIMESTAMP) AS vt, p.terms, p.tfs
+FROM {m} m LEFT JOIN (
+    SELECT id, list(term ORDER BY term) AS terms, list(tf ORDER BY term) AS tfs
+    FROM (SELECT id, CAST(term AS VARCHAR) AS term, count(*)::INTEGER AS tf FROM {t} GROUP BY id, term)
+    GROUP BY id) p ON p.id = m.id)"""
+
+# Non-ASCII contents only: their tokens, in the contents' order (the Unicode pattern is
+# compiled once per batch).
+_TOKENS_SQL = f"SELECT list_transform(CAST($contents AS VARCHAR[]), lambda c: {text.tokens_sql('c')})"
 
 _EPISODES = """
 INSERT INTO anatid_episodes (episode_id, tenant_id, content, source, writer, recorded_at)
@@ -36,65 +74,114 @@ SELECT unnest($ids), $tenant, unnest($contents), NULL, unnest($writers), $now
 
 _EVIDENCE = "INSERT INTO anatid_evidence SELECT unnest($memory_ids), unnest($episode_ids), $tenant"
 
+_serial = itertools.count()
+
+
+@contextmanager
+def _relations(cur, **tables: dict) -> Iterator[dict[str, str]]:
+    """Register each dict of equally long 1-d numpy columns as a relation; yields their names."""
+    tag = f"anatid_bulk_{threading.get_ident()}_{next(_serial)}"
+    names = {}
+    try:
+        for key, cols in tables.items():
+            names[key] = f"{tag}_{key}"
+            cur.register(names[key], cols)
+        yield names
+    finally:
+        for name in names.values():
+            cur.unregister(name)
+
+
+def _objects(values) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _tokens(cur, contents: list[str]) -> list[list[str]]:
+    """Each content's tokens (text.ascii_tokens; other text in one SQL statement)."""
+    toks = [text.ascii_tokens(c) for c in contents]
+    other = [i for i, t in enumerate(toks) if t is None]
+    if other:
+        got = cur.execute(_TOKENS_SQL, {"contents": [contents[i] for i in other]}).fetchall()[0][0]
+        for i, t in zip(other, got):
+            toks[i] = t
+    return toks
+
+
 def bulk_insert(store, cur, prepared, now) -> list[int]:
-    """prepared: [((content, names, kind, confidence, vec, writer, vf, vt), episode), ...]."""
+    """prepared: [(content, names, keys, kind, confidence, vec, writer, vf, vt, episode), ...]."""
     tenant = store.tenant
-    ids = store.ids.take(len(prepared))
-    contents = [a[0] for a, _ in prepared]
-    all_names = []
-    for a, _ in prepared:
-        all_names.extend(a[1])
-    entity_ids = ensure_entities(store, cur, validate.names(all_names, "entities"), now) if all_names else {}
-    valid_froms = [a[6] if a[6] is not None else now for a, _ in prepared]
-    cur.execute(_MEMORIES, {"ids": ids, "tenant": tenant, "contents": contents, "kinds": [a[2] for a, _ in prepared],
-                            "confidences": [a[3] for a, _ in prepared], "writers": [a[5] for a, _ in prepared],
-                            "valid_froms": valid_froms, "valid_tos": [a[7] for a, _ in prepared], "now": now})
-    # Journal rows are written from the values in hand, never read back from the big tables.
-    srcs, dsts, about_vf, about_known = [], [], [], []
-    for mid, (a, _), vf in zip(ids, prepared, valid_froms):
-        for n in a[1]:
-            key = validate.name_key(n)
-            srcs.append(mid)
-            dsts.append(entity_ids[key])
-            about_vf.append(vf)
-            about_known.append((a[2], vf, a[7], key))
-    if srcs:
-        cur.execute(_ABOUT, {"edge_ids": store.ids.take(len(srcs)), "tenant": tenant, "srcs": srcs, "dsts": dsts,
-                             "valid_froms": about_vf, "now": now})
-        journal.about_added(store, cur, list(zip(srcs, dsts)), now, known=about_known)
-    with_vec = [(mid, a, vf) for mid, (a, _), vf in zip(ids, prepared, valid_froms) if a[4] is not None]
+    n = len(prepared)
+    ids = store.ids.take(n)
+    id_arr = np.asarray(ids, dtype=np.int64)
+    contents = [a[0] for a in prepared]
+    vfs = _objects([now if a[7] is None else a[7] for a in prepared])
+    vts = _objects([a[8] for a in prepared])
+    kinds = _objects([a[3] for a in prepared])
+
+    unique: dict[str, str] = {}
+    for a in prepared:
+        for name, key in zip(a[1], a[2]):
+            unique.setdefault(key, name)
+    entity_ids = ({k: eid for k, (eid, _) in ensure_entities_named(store, cur, list(unique.values()), now).items()}
+                  if unique else {})
+
+    toks = _tokens(cur, contents)
+    lens = np.fromiter((len(t) for t in toks), dtype=np.int64, count=n)
+    tables = {"m": {"id": id_arr, "content": _objects(contents), "kind": kinds,
+                    "confidence": np.fromiter((a[4] for a in prepared), dtype=np.float64, count=n),
+                    "writer": _objects([a[6] for a in prepared]), "vf": vfs, "vt": vts,
+                    "doc_len": lens.astype(np.int32)},
+              "t": {"id": np.repeat(id_arr, lens), "term": _objects(list(itertools.chain.from_iterable(toks)))}}
+
+    counts = np.fromiter((len(a[2]) for a in prepared), dtype=np.int64, count=n)
+    n_about = int(counts.sum())
+    if n_about:
+        at = np.repeat(np.arange(n), counts)
+        keys = list(itertools.chain.from_iterable(a[2] for a in prepared))
+        tables["a"] = {"edge_id": np.asarray(store.ids.take(n_about), dtype=np.int64), "m": id_arr[at],
+                       "e": np.fromiter((entity_ids[k] for k in keys), dtype=np.int64, count=n_about),
+                       "kind": kinds[at], "vf": vfs[at], "vt": vts[at], "key": _objects(keys)}
+
+    with_vec = [i for i, a in enumerate(prepared) if a[5] is not None]
     if with_vec:
-        vec_ids = [mid for mid, _, _ in with_vec]
-        vectors = [a[4] for _, a, _ in with_vec]
-        norms = [vector_norm(v) for v in vectors]
-        if npbind.uniform(vectors):
-            with npbind.rows(cur, {"id": np.asarray(vec_ids, dtype=np.int64),
-                                   "norm": np.asarray(norms, dtype=np.float64)}, vectors) as rel:
-                cur.execute(f"INSERT INTO anatid_embeddings (memory_id, tenant_id, embedding, norm) "
-                            f"SELECT id, $tenant, embedding, norm FROM {rel}", {"tenant": tenant})
-        else:
-            cur.execute(_EMBEDDINGS, {"ids": vec_ids, "tenant": tenant, "vectors": vectors, "norms": norms})
-        journal.vector_changed(store, cur, vec_ids, now, known={
-            mid: (vf, a[7], norm, a[4]) for (mid, a, vf), norm in zip(with_vec, norms)})
+        mat = np.asarray([prepared[i][5] for i in with_vec], dtype=np.float32)
+        sel = np.asarray(with_vec, dtype=np.int64)
+        cols = {"id": id_arr[sel], "vf": vfs[sel], "vt": vts[sel], "norm": vector_norms(mat)}
+        for j in range(mat.shape[1]):
+            cols[f"v{j}"] = np.ascontiguousarray(mat[:, j])
+        tables["v"] = cols
+        vector = "[" + ", ".join(f"v{j}" for j in range(mat.shape[1])) + "]::FLOAT[]"
+
+    p = {"tenant": tenant, "now": now}
+    with _relations(cur, **tables) as rel:
+        cur.execute(_MEMORIES.format(m=rel["m"]), p)
+        if n_about:
+            cur.execute(_ABOUT.format(a=rel["a"]), p)
+            journal.about_added(store, cur, None, now, rel=_ABOUT_STATE.format(a=rel["a"]))
+        if with_vec:
+            cur.execute(_EMBEDDINGS.format(v=rel["v"], vector=vector), {"tenant": tenant})
+            journal.vector_changed(store, cur, None, now, rel=_VECTOR_STATE.format(v=rel["v"], vector=vector))
+        cur.execute(_POSTINGS.format(t=rel["t"]), {"tenant": tenant})
+        cur.execute(_TEXT_DOCS.format(m=rel["m"]), {"tenant": tenant})
+        journal.text_changed(store, cur, None, now, rel=_TEXT_STATE.format(m=rel["m"], t=rel["t"]))
     _evidence(store, cur, ids, prepared, now)
-    # The text journal reads these memories' rows back (postings never pass through Python):
-    # every read is bounded to the new ids' range, which the zone maps make O(rows written).
-    text.index_many(cur, tenant, ids, contents)
-    journal.text_changed(store, cur, ids, now)
     return ids
 
 
 def _evidence(store, cur, ids, prepared, now) -> None:
     new_texts, new_writers, links_m, links_e = [], [], [], []
-    text_ids = store.ids.take(sum(1 for _, ep in prepared if isinstance(ep, str))) if prepared else []
+    text_ids = store.ids.take(sum(1 for a in prepared if isinstance(a[9], str))) if prepared else []
     it = iter(text_ids)
-    for mid, (a, ep) in zip(ids, prepared):
+    for mid, a in zip(ids, prepared):
+        ep = a[9]
         if ep is None:
             continue
         if isinstance(ep, str):
             eid = next(it)
             new_texts.append(ep)
-            new_writers.append(a[5])
+            new_writers.append(a[6])
         else:
             eid = validate.identifier(ep, "episode")
         links_m.append(mid)

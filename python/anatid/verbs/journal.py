@@ -25,12 +25,15 @@ def _fire(event: str, *args, **known) -> None:
 
 # `known`: the state after the write, as the writer already has it in hand. A hook given
 # it writes its journal rows from these values (O(rows written)); without it, the hook
-# reads the state back from the canonical tables.
+# reads the state back from the canonical tables. `rel`: the same state as a SQL relation
+# (a parenthesized SELECT over relations the writer registered), for a batch: the hook
+# writes its rows with one INSERT ... SELECT from it, and the ids argument is unused.
 
-def about_added(store, cur, pairs: list[tuple[int, int]], now, known=None) -> None:
+def about_added(store, cur, pairs: list[tuple[int, int]] | None, now, known=None, rel: str | None = None) -> None:
     """pairs: (memory_id, entity_id) ABOUT links just written; known: per pair
-    (memory kind, memory valid_from, memory valid_to, entity name_key)."""
-    _fire("about_added", store, cur, pairs, now, known=known)
+    (memory kind, memory valid_from, memory valid_to, entity name_key); rel: columns
+    a (memory id), b (entity id), kind, valid_from, valid_to (TIMESTAMP), b_key."""
+    _fire("about_added", store, cur, pairs, now, known=known, rel=rel)
 
 
 def relation_changed(store, cur, src_id: int, dst_id: int, now) -> None:
@@ -55,11 +58,13 @@ def memory_erased(store, cur, memory_id: int) -> None:
     _fire("memory_erased", store, cur, memory_id)
 
 
-def text_changed(store, cur, memory_ids: list[int], now, known=None) -> None:
-    """known: per memory id (doc_len, valid_from, valid_to, sorted terms, tfs) of a believed memory."""
-    _fire("text_changed", store, cur, memory_ids, now, known=known)
+def text_changed(store, cur, memory_ids: list[int] | None, now, known=None, rel: str | None = None) -> None:
+    """known: per memory id (doc_len, valid_from, valid_to, sorted terms, tfs) of a believed
+    memory; rel: columns id, doc_len, vf, vt (TIMESTAMP), terms, tfs (NULL: no postings)."""
+    _fire("text_changed", store, cur, memory_ids, now, known=known, rel=rel)
 
 
-def vector_changed(store, cur, memory_ids: list[int], now, known=None) -> None:
-    """known: per memory id (valid_from, valid_to, norm, embedding) of a believed memory."""
-    _fire("vector_changed", store, cur, memory_ids, now, known=known)
+def vector_changed(store, cur, memory_ids: list[int] | None, now, known=None, rel: str | None = None) -> None:
+    """known: per memory id (valid_from, valid_to, norm, embedding) of a believed memory;
+    rel: columns id, vf, vt (TIMESTAMP), norm, embedding."""
+    _fire("vector_changed", store, cur, memory_ids, now, known=known, rel=rel)

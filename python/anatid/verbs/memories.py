@@ -50,8 +50,15 @@ WHERE tenant_id = $tenant AND memory_id = $memory_id AND tx_to IS NULL
 """
 
 
+def vector_norms(mat) -> np.ndarray:
+    """Norms of the float32 rows of `mat`, in float64: row by row the same arithmetic
+    whatever the number of rows, so remember and remember_many store equal norms."""
+    m = np.asarray(mat, dtype=np.float64)
+    return np.sqrt(np.add.reduce(m * m, axis=1))
+
+
 def vector_norm(vec: list[float]) -> float:
-    return float(np.linalg.norm(np.asarray(vec, dtype=np.float64)))
+    return float(vector_norms([vec])[0])
 
 
 def audit(store, cur, now, verb: str, subject_id: int | None, writer: str | None, **detail) -> None:

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from .. import validate
 from ..errors import ValidationError
-from .memories import _ensure_dim, _validate_memory_args, forget, insert_memory
+from .memories import _check_episode_arg, _ensure_dim, forget
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,11 @@ def prune(store, *, min_strength: float = 0.5, older_than: timedelta = timedelta
     return PruneReport(ids, False, tuple(done), hard)
 
 
-def _vectors_at_once(store, items) -> dict[int, list[float]] | None:
+def _vectors_at_once(store, items) -> dict[int, "np.ndarray"] | None:
     """validate.embedding for every item's embedding in one numpy pass: item index -> the
-    float32-rounded vector. None when any of them would fail (or they do not form one
-    matrix): then each item is validated alone, so errors name the item as before."""
+    float32-rounded vector (a row of one matrix). None when any of them would fail (or they
+    do not form one matrix): then each item is validated alone, so errors name the item as
+    before."""
     import numpy as np
     at = [i for i, item in enumerate(items) if isinstance(item, dict) and item.get("embedding") is not None]
     if len(at) < 2:
@@ -67,7 +68,60 @@ def _vectors_at_once(store, items) -> dict[int, list[float]] | None:
         f32 = arr.astype(np.float32)
     if not np.all(np.isfinite(f32)) or not np.all(np.any(f32, axis=1)):
         return None
-    return dict(zip(at, f32.tolist()))
+    return dict(zip(at, f32))
+
+
+class _Cache(dict):
+    """Validated forms of the strings a batch repeats (entity names, kinds, writers): each
+    distinct string goes through its validator once per batch."""
+
+    def get_or(self, value, make):
+        if type(value) is str:
+            hit = self.get(value)
+            if hit is None:
+                hit = self[value] = make(value)
+            return hit
+        return make(value)
+
+
+def _entity_name(value) -> tuple[str, str]:
+    n = validate.name(value, "entities")
+    return n, validate.name_key(n)
+
+
+def _validate_item(store, item, writer, vec, caches: tuple[_Cache, _Cache, _Cache]):
+    """_validate_memory_args for one item of a batch, the same checks in the same order (so
+    the same error for the same bad value), with repeated strings validated once."""
+    from ..timeutil import to_db
+    content = validate.text(item["content"], "content")
+    entities = item.get("entities")
+    names, keys = [], []
+    if entities is not None:
+        if isinstance(entities, str):
+            entities = [entities]
+        if not isinstance(entities, (list, tuple, set, frozenset)):
+            validate.names(entities, "entities")  # raises the usual error
+        seen = set()
+        for v in entities:
+            n, k = caches[0].get_or(v, _entity_name)
+            if k not in seen:
+                seen.add(k)
+                names.append(n)
+                keys.append(k)
+    kind = caches[1].get_or(item.get("kind", "fact"), lambda x: validate.name(x, "kind"))
+    confidence = validate.finite_number(item.get("confidence", 1.0), "confidence", low=0.0, high=1.0)
+    if vec is None and item.get("embedding") is not None:
+        vec = validate.embedding(item["embedding"], store.embedding_dim)
+    w = item.get("writer", writer)
+    w = None if w is None else caches[2].get_or(w, lambda x: validate.optional_text(x, "writer"))
+    episode = item.get("episode")
+    _check_episode_arg(episode)
+    vf, vt = item.get("valid_from"), item.get("valid_to")
+    vf = None if vf is None else to_db(vf, "valid_from")
+    vt = None if vt is None else to_db(vt, "valid_to")
+    if vf is not None and vt is not None and vt <= vf:
+        raise ValidationError("valid_to", "is not after valid_from", "valid_to > valid_from, or None")
+    return content, names, keys, kind, confidence, vec, w, vf, vt, episode
 
 
 def remember_many(store, items, *, writer: str | None = None, now=None) -> list[int]:
@@ -79,21 +133,16 @@ def remember_many(store, items, *, writer: str | None = None, now=None) -> list[
                "writer"}
     prepared = []
     vectors = _vectors_at_once(store, items)
+    caches = (_Cache(), _Cache(), _Cache())  # entity names, kinds, writers
     for i, item in enumerate(items):
-        if not isinstance(item, dict) or "content" not in item or not set(item) <= allowed:
+        if not isinstance(item, dict) or "content" not in item or not item.keys() <= allowed:
             raise ValidationError(f"items[{i}]", "is not a dict with 'content' and known keys",
                                   ", ".join(sorted(allowed)))
-        vec = vectors.get(i) if vectors is not None else None
-        args = _validate_memory_args(store, item["content"], item.get("entities"), item.get("kind", "fact"),
-                                     item.get("confidence", 1.0), None if vec is not None else item.get("embedding"),
-                                     item.get("writer", writer), item.get("episode"),
-                                     item.get("valid_from"), item.get("valid_to"))
-        if vec is not None:
-            args = args[:4] + (vec,) + args[5:]
-        prepared.append((args, item.get("episode")))
+        prepared.append(_validate_item(store, item, writer, vectors.get(i) if vectors is not None else None,
+                                       caches))
     if not prepared:
         return []
-    dims = {len(a[4]) for a, _ in prepared if a[4] is not None}
+    dims = {len(a[5]) for a in prepared if a[5] is not None}
     if len(dims) > 1:
         raise ValidationError("items", f"embeddings of different lengths {sorted(dims)}", "one length")
     from .bulk import bulk_insert
@@ -101,7 +150,7 @@ def remember_many(store, items, *, writer: str | None = None, now=None) -> list[
     try:
         with store.write() as cur:
             t = store.write_instant(now)
-            first_vec = next((a[4] for a, _ in prepared if a[4] is not None), None)
+            first_vec = next((a[5] for a in prepared if a[5] is not None), None)
             _ensure_dim(store, cur, first_vec)
             return bulk_insert(store, cur, prepared, t)
     except BaseException:
