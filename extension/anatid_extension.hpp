@@ -49,6 +49,16 @@ void RegisterAnatidGraphResident(duckdb_connection connection);
 // anatid_graph_cache_stats() -> VARCHAR (JSON)
 void RegisterAnatidGraphCacheStats(duckdb_connection connection);
 
+// --- ANN vector index (src/hnsw.hpp; python/anatid/indexes/ann.py) ---------------
+// anatid_ann_build(memory_id, vf, vt, norm, embedding, m, ef_construction, seed) -> BLOB (aggregate)
+void RegisterAnatidAnnBuild(duckdb_connection connection);
+// anatid_ann_load(generation_id, nonce, blob) -> BIGINT: parse into the process cache
+void RegisterAnatidAnnLoad(duckdb_connection connection);
+// anatid_ann_resident(generation_id, nonce) -> BOOLEAN
+void RegisterAnatidAnnResident(duckdb_connection connection);
+// anatid_ann_search(generation_id, nonce, query, count, ef) -> LIST(STRUCT(memory_id, vf, vt, norm, embedding))
+void RegisterAnatidAnnSearch(duckdb_connection connection);
+
 // --- the macro catalog -------------------------------------------------------
 // Attaches an in-memory catalog `anatid` and creates the SQL table macros in it,
 // including anatid.anatid_functions() listing `natives` plus what this adds. Also

@@ -28,6 +28,10 @@ EXPECTED = {
     ("anatid_hybrid_cached", "system"),
     ("anatid_hybrid_recall", "system"),
     ("anatid_hybrid", "anatid"),
+    ("anatid_ann_build", "system"),
+    ("anatid_ann_load", "system"),
+    ("anatid_ann_resident", "system"),
+    ("anatid_ann_search", "system"),
 }
 
 SURFACE_SQL = """

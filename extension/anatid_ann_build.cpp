@@ -1,0 +1,157 @@
+// anatid_ann_build(memory_id BIGINT, vf BIGINT, vt BIGINT, norm DOUBLE, embedding FLOAT[],
+//                  m INTEGER, ef_construction INTEGER, seed BIGINT) -> BLOB
+//
+// An aggregate over one tenant's vector rows (python/anatid/indexes/ann.py selects the
+// same rows as the vector generation), returning the serialized HNSW index (src/hnsw.hpp)
+// that anatid_ann_load parses. Rows may arrive in any order and from several threads: the
+// core sorts by memory id and builds single threaded from a seeded level generator, so
+// equal input gives an equal BLOB. m, ef_construction and seed must be constant.
+#include "anatid_extension.hpp"
+#include "anatid_graph_common.hpp"
+#include "capi_util.hpp"
+#include "hnsw.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace anatid {
+
+namespace {
+
+using namespace graph_binding;
+
+enum Arg : idx_t { kId, kVf, kVt, kNorm, kEmbedding, kM, kEf, kSeed, kArgCount };
+
+struct State {
+	bool have_params = false;
+	HnswParams params;
+	size_t dim = 0;
+	std::vector<HnswRow> rows;
+	std::vector<float> vectors;
+};
+
+using Boxed = BoxedState<State>;
+
+void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
+	const idx_t n = duckdb_data_chunk_get_size(input);
+	auto vec = [&](Arg a) { return duckdb_data_chunk_get_vector(input, a); };
+	duckdb_vector emb = vec(kEmbedding);
+	const auto *entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(emb));
+	duckdb_vector child = duckdb_list_vector_get_child(emb);
+	const float *values = static_cast<const float *>(duckdb_vector_get_data(child));
+	for (idx_t row = 0; row < n; row++) {
+		State &s = *Boxed::Of(states[row]);
+		if (!s.have_params) {
+			int32_t m = 0, ef = 0;
+			int64_t seed = 0;
+			if (!Scalar(vec(kM), row, m) || !Scalar(vec(kEf), row, ef) || !Scalar(vec(kSeed), row, seed)) {
+				throw std::invalid_argument("anatid_ann_build: m, ef_construction and seed must not be NULL");
+			}
+			if (m < 2 || m > 256 || ef < 1 || ef > 100000) {
+				throw std::invalid_argument("anatid_ann_build: m must be 2..256 and ef_construction 1..100000");
+			}
+			s.params = HnswParams {uint32_t(m), uint32_t(ef), uint64_t(seed)};
+			s.have_params = true;
+		}
+		HnswRow r;
+		if (!Scalar(vec(kId), row, r.id) || !Scalar(vec(kVf), row, r.vf) || !Scalar(vec(kVt), row, r.vt) ||
+		    !Scalar(vec(kNorm), row, r.norm) || !IsValid(emb, row)) {
+			throw std::invalid_argument("anatid_ann_build: memory_id, vf, vt, norm and embedding must not be NULL");
+		}
+		const duckdb_list_entry e = entries[row];
+		if (s.dim == 0) {
+			s.dim = e.length;
+		}
+		if (e.length != s.dim || e.length == 0) {
+			throw std::invalid_argument("anatid_ann_build: memory " + std::to_string(r.id) + " has " +
+			                            std::to_string(e.length) + " dimensions, others " + std::to_string(s.dim));
+		}
+		for (idx_t i = e.offset; i < e.offset + e.length; i++) {
+			if (!IsValid(child, i)) {
+				throw std::invalid_argument("anatid_ann_build: NULL element in the embedding of " +
+				                            std::to_string(r.id));
+			}
+		}
+		s.vectors.insert(s.vectors.end(), values + e.offset, values + e.offset + e.length);
+		s.rows.push_back(r);
+	}
+}
+
+void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggregate_state *target, idx_t count) {
+	for (idx_t i = 0; i < count; i++) {
+		State &src = *Boxed::Of(source[i]);
+		State &dst = *Boxed::Of(target[i]);
+		if (src.rows.empty() && !src.have_params) {
+			continue;
+		}
+		if (!dst.have_params) {
+			dst.params = src.params;
+			dst.have_params = src.have_params;
+		}
+		if (dst.dim == 0) {
+			dst.dim = src.dim;
+		}
+		if (src.dim != 0 && src.dim != dst.dim) {
+			throw std::invalid_argument("anatid_ann_build: embeddings of " + std::to_string(src.dim) + " and " +
+			                            std::to_string(dst.dim) + " dimensions");
+		}
+		dst.rows.insert(dst.rows.end(), src.rows.begin(), src.rows.end());
+		dst.vectors.insert(dst.vectors.end(), src.vectors.begin(), src.vectors.end());
+		src.rows.clear();
+		src.vectors.clear();
+	}
+}
+
+void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vector result, idx_t count,
+              idx_t offset) {
+	for (idx_t i = 0; i < count; i++) {
+		State &s = *Boxed::Of(source[i]);
+		if (!s.have_params) { // no rows: no index
+			duckdb_vector_ensure_validity_writable(result);
+			duckdb_validity_set_row_invalid(duckdb_vector_get_validity(result), offset + i);
+			continue;
+		}
+		const std::string blob = HnswIndex::Build(s.dim, std::move(s.rows), s.vectors, s.params)->Serialize();
+		duckdb_vector_assign_string_element_len(result, offset + i, blob.data(), blob.size());
+	}
+}
+
+} // namespace
+
+void RegisterAnatidAnnBuild(duckdb_connection connection) {
+	duckdb_aggregate_function f = duckdb_create_aggregate_function();
+	duckdb_aggregate_function_set_name(f, "anatid_ann_build");
+	const duckdb_type types[] = {DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_DOUBLE};
+	for (duckdb_type type : types) {
+		duckdb_logical_type t = Type(type);
+		duckdb_aggregate_function_add_parameter(f, t);
+		duckdb_destroy_logical_type(&t);
+	}
+	duckdb_logical_type flt = Type(DUCKDB_TYPE_FLOAT);
+	duckdb_logical_type list = duckdb_create_list_type(flt);
+	duckdb_aggregate_function_add_parameter(f, list);
+	duckdb_destroy_logical_type(&list);
+	duckdb_destroy_logical_type(&flt);
+	const duckdb_type tail[] = {DUCKDB_TYPE_INTEGER, DUCKDB_TYPE_INTEGER, DUCKDB_TYPE_BIGINT};
+	for (duckdb_type type : tail) {
+		duckdb_logical_type t = Type(type);
+		duckdb_aggregate_function_add_parameter(f, t);
+		duckdb_destroy_logical_type(&t);
+	}
+	duckdb_logical_type blob = Type(DUCKDB_TYPE_BLOB);
+	duckdb_aggregate_function_set_return_type(f, blob);
+	duckdb_destroy_logical_type(&blob);
+	duckdb_aggregate_function_set_functions(f, Boxed::Size, GuardAggregateInit<Boxed::Init>,
+	                                        GuardAggregateUpdate<Update>, GuardAggregateCombine<Combine>,
+	                                        GuardAggregateFinalize<Finalize>);
+	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
+	duckdb_aggregate_function_set_special_handling(f);
+	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
+	duckdb_destroy_aggregate_function(&f);
+	if (state == DuckDBError) {
+		throw std::runtime_error("anatid: could not register aggregate function anatid_ann_build");
+	}
+}
+
+} // namespace anatid

@@ -1,0 +1,75 @@
+// anatid_ann_load(generation_id BIGINT, nonce BIGINT, blob BLOB) -> BIGINT
+//
+// Parses a stored ANN generation (src/hnsw.hpp) into the process-wide cache (a no-op when
+// it is resident) and returns its resident bytes. A damaged BLOB is an error naming the
+// generation; python/anatid/indexes/ann.py then answers exactly and reports it. Volatile:
+// loading is the purpose, so it is never folded or skipped.
+#include "anatid_extension.hpp"
+#include "anatid_graph_common.hpp"
+#include "capi_util.hpp"
+#include "hnsw_cache.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace anatid {
+
+namespace {
+
+using namespace graph_binding;
+
+void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
+	const idx_t n = duckdb_data_chunk_get_size(input);
+	duckdb_vector ids = duckdb_data_chunk_get_vector(input, 0);
+	duckdb_vector nonces = duckdb_data_chunk_get_vector(input, 1);
+	duckdb_vector blobs = duckdb_data_chunk_get_vector(input, 2);
+	auto *out = static_cast<int64_t *>(duckdb_vector_get_data(output));
+	auto &cache = AnnCache::Instance();
+	for (idx_t row = 0; row < n; row++) {
+		AnnKey key {0, 0};
+		if (!Scalar(ids, row, key.gen_id) || !Scalar(nonces, row, key.nonce)) {
+			throw std::invalid_argument("anatid_ann_load: generation_id and nonce must not be NULL");
+		}
+		auto resident = cache.Get(key);
+		if (!resident) {
+			const char *ptr = nullptr;
+			size_t len = 0;
+			if (!StringView(blobs, row, ptr, len)) {
+				throw std::invalid_argument("anatid_ann_load: the BLOB of ANN generation " +
+				                            std::to_string(key.gen_id) + " is NULL");
+			}
+			try {
+				resident = HnswIndex::Deserialize(std::string_view(ptr, len));
+			} catch (const std::runtime_error &e) {
+				throw std::runtime_error("anatid_ann_load: ANN generation " + std::to_string(key.gen_id) + ": " +
+				                         e.what() + " (rebuild it with build_ann_index())");
+			}
+			cache.Put(key, resident);
+		}
+		out[row] = int64_t(resident->MemoryBytes());
+	}
+}
+
+} // namespace
+
+void RegisterAnatidAnnLoad(duckdb_connection connection) {
+	duckdb_scalar_function f = duckdb_create_scalar_function();
+	duckdb_scalar_function_set_name(f, "anatid_ann_load");
+	duckdb_logical_type bigint = Type(DUCKDB_TYPE_BIGINT);
+	duckdb_logical_type blob = Type(DUCKDB_TYPE_BLOB);
+	duckdb_scalar_function_add_parameter(f, bigint);
+	duckdb_scalar_function_add_parameter(f, bigint);
+	duckdb_scalar_function_add_parameter(f, blob);
+	duckdb_scalar_function_set_return_type(f, bigint);
+	duckdb_destroy_logical_type(&bigint);
+	duckdb_destroy_logical_type(&blob);
+	duckdb_scalar_function_set_volatile(f);
+	duckdb_scalar_function_set_function(f, GuardScalar<Execute>);
+	const duckdb_state state = duckdb_register_scalar_function(connection, f);
+	duckdb_destroy_scalar_function(&f);
+	if (state == DuckDBError) {
+		throw std::runtime_error("anatid: could not register scalar function anatid_ann_load");
+	}
+}
+
+} // namespace anatid
