@@ -2,7 +2,8 @@
 //
 // The process-wide graph generation cache as JSON: budget_bytes, resident_bytes,
 // entries, hits, misses, loads, evictions and resident generation ids (most recently
-// used first, as strings: ids exceed 2^53). What stats() reports under "graph_cache".
+// used first, as strings: ids exceed 2^53), and under "journal" the cache of folded
+// journals (graph::JournalCache). What stats() reports under "graph_cache".
 // The budget is ANATID_GRAPH_CACHE_BYTES when set at LOAD, else 512 MiB.
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
@@ -30,7 +31,11 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 	for (size_t i = 0; i < s.resident_ids.size(); i++) {
 		json += (i ? ", \"" : "\"") + std::to_string(s.resident_ids[i]) + "\"";
 	}
-	json += "]}";
+	const graph::JournalCacheStats j = graph::JournalCache::Instance().Stats();
+	json += "], \"journal\": {\"entries\": " + std::to_string(j.entries) +
+	        ", \"resident_bytes\": " + std::to_string(j.resident_bytes) + ", \"hits\": " + std::to_string(j.hits) +
+	        ", \"refolds\": " + std::to_string(j.refolds) + ", \"extends\": " + std::to_string(j.extends) +
+	        ", \"misses\": " + std::to_string(j.misses) + ", \"evictions\": " + std::to_string(j.evictions) + "}}";
 	for (idx_t row = 0; row < (n ? n : 1); row++) {
 		duckdb_vector_assign_string_element_len(output, row, json.data(), json.size());
 	}

@@ -42,8 +42,13 @@ constexpr int32_t kHopNoGeneration = -2;
 enum Arg : idx_t { kEntry, kRequest, kBlob };
 
 // ---- state ------------------------------------------------------------------------
+// Journal entries are not parsed here: they are kept as scanned (graph::AppendJournalEntry)
+// so graph::JournalCache can recognise a journal it has already parsed and folded. Only
+// the base marker and BLOB rows are parsed on arrival.
 struct RecallState {
-	std::vector<JournalRow> rows;
+	std::string journal; // encoded entries, base marker and BLOB rows excluded
+	int markers = 0;
+	int64_t generation = 0;
 	bool have_request = false;
 	graph::RecallRequest request;
 	bool strict = false;
@@ -56,6 +61,11 @@ using Boxed = BoxedState<RecallState>;
 
 RecallState *&StateOf(duckdb_aggregate_state state) {
 	return Boxed::Of(state);
+}
+
+// Whether a journal entry's op field is `op` (a single digit: ops are 0-5 and 9).
+bool IsOp(std::string_view entry, int op) {
+	return entry.size() >= 2 && entry[0] == char('0' + op) && entry[1] == '|';
 }
 
 int64_t NowMicros() {
@@ -93,18 +103,24 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		if (!StringView(entries, row, ptr, len)) {
 			throw std::invalid_argument("anatid_graph_recall: a journal entry is NULL");
 		}
-		JournalRow r = graph::ParseJournalEntry(std::string_view(ptr, len));
-		if (r.op == kOpBlob) {
-			const char *blob = nullptr;
-			size_t blob_len = 0;
-			if (with_blob && StringView(duckdb_data_chunk_get_vector(input, kBlob), row, blob, blob_len)) {
-				s.blob.assign(blob, blob_len);
-				s.blob_generation = r.a;
-				s.have_blob = true;
-			}
+		const std::string_view entry(ptr, len);
+		if (!IsOp(entry, graph::kOpBase) && !IsOp(entry, kOpBlob)) {
+			graph::AppendJournalEntry(s.journal, entry);
 			continue;
 		}
-		s.rows.push_back(std::move(r));
+		JournalRow r = graph::ParseJournalEntry(entry);
+		if (r.op == graph::kOpBase) {
+			s.generation = r.a;
+			s.markers++;
+			continue;
+		}
+		const char *blob = nullptr;
+		size_t blob_len = 0;
+		if (with_blob && StringView(duckdb_data_chunk_get_vector(input, kBlob), row, blob, blob_len)) {
+			s.blob.assign(blob, blob_len);
+			s.blob_generation = r.a;
+			s.have_blob = true;
+		}
 	}
 }
 
@@ -117,10 +133,13 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 			dst.strict = src.strict;
 			dst.have_request = true;
 		}
-		for (auto &r : src.rows) {
-			dst.rows.push_back(std::move(r));
+		dst.journal += src.journal; // any order: the fold sorts rows by seq
+		src.journal.clear();
+		if (src.markers) {
+			dst.generation = src.generation;
+			dst.markers += src.markers;
+			src.markers = 0;
 		}
-		src.rows.clear();
 		if (src.have_blob && !dst.have_blob) {
 			dst.blob = std::move(src.blob);
 			dst.blob_generation = src.blob_generation;
@@ -132,14 +151,8 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 // ---- finalize -------------------------------------------------------------------------
 // The hits of one state, or a one-element sentinel list (see the file comment).
 std::vector<graph::RecallHit> Answer(RecallState &s) {
-	int64_t generation = 0;
-	int markers = 0;
-	for (const JournalRow &r : s.rows) {
-		if (r.op == graph::kOpBase) {
-			generation = r.a;
-			markers++;
-		}
-	}
+	const int64_t generation = s.generation;
+	const int markers = s.markers;
 	if (markers > 1) {
 		throw std::invalid_argument("anatid_graph_recall: the journal names " + std::to_string(markers) +
 		                            " base generations for one tenant; pass one tenant's rows");
@@ -170,7 +183,8 @@ std::vector<graph::RecallHit> Answer(RecallState &s) {
 		}
 		return {graph::RecallHit {generation, kHopNeedsLoad}};
 	}
-	return graph::Recall(base.get(), std::move(s.rows), s.request);
+	auto fold = graph::JournalCache::Instance().Fold(generation, base, s.journal, s.request.valid_at_us);
+	return graph::Recall(*fold, s.request);
 }
 
 void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vector result, idx_t count,

@@ -1,5 +1,10 @@
 #include "graph_cache.hpp"
 
+#include "graph_codec.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
 namespace anatid {
 namespace graph {
 
@@ -84,6 +89,133 @@ CacheStats GenerationCache::Stats() {
 	for (const Entry &e : lru_) {
 		s.resident_ids.push_back(e.id);
 	}
+	return s;
+}
+
+// ---- the journal cache -------------------------------------------------------------
+
+void AppendJournalEntry(std::string &encoded, std::string_view entry) {
+	const uint32_t n = uint32_t(entry.size());
+	const char len[4] = {char(n & 0xFF), char((n >> 8) & 0xFF), char((n >> 16) & 0xFF), char((n >> 24) & 0xFF)};
+	encoded.append(len, 4);
+	encoded.append(entry.data(), entry.size());
+}
+
+namespace {
+
+// Parses the entries of encoded[from, end) onto rows.
+void ParseEncoded(const std::string &encoded, size_t from, std::vector<JournalRow> &rows) {
+	size_t pos = from;
+	while (pos < encoded.size()) {
+		if (encoded.size() - pos < 4) {
+			throw std::invalid_argument("anatid: truncated encoded graph journal");
+		}
+		const auto *p = reinterpret_cast<const unsigned char *>(encoded.data() + pos);
+		const size_t n = size_t(p[0]) | size_t(p[1]) << 8 | size_t(p[2]) << 16 | size_t(p[3]) << 24;
+		pos += 4;
+		if (encoded.size() - pos < n) {
+			throw std::invalid_argument("anatid: truncated encoded graph journal");
+		}
+		rows.push_back(ParseJournalEntry(std::string_view(encoded.data() + pos, n)));
+		pos += n;
+	}
+}
+
+} // namespace
+
+JournalCache &JournalCache::Instance() {
+	static JournalCache *cache = new JournalCache(); // never destroyed, like GenerationCache
+	return *cache;
+}
+
+std::shared_ptr<const JournalCache::Entry> JournalCache::Find(int64_t generation_id) {
+	std::lock_guard<std::mutex> lock(mutex_);
+	auto it = index_.find(generation_id);
+	if (it == index_.end()) {
+		return nullptr;
+	}
+	lru_.splice(lru_.begin(), lru_, it->second);
+	return *it->second;
+}
+
+void JournalCache::Put(std::shared_ptr<const Entry> entry) {
+	std::lock_guard<std::mutex> lock(mutex_);
+	auto it = index_.find(entry->generation_id);
+	if (it != index_.end()) {
+		resident_ -= (*it->second)->bytes;
+		lru_.erase(it->second);
+		index_.erase(it);
+	}
+	resident_ += entry->bytes;
+	const int64_t id = entry->generation_id;
+	lru_.push_front(std::move(entry));
+	index_.emplace(id, lru_.begin());
+	while (lru_.size() > 1 && (lru_.size() > kMaxEntries || resident_ > kBudgetBytes)) {
+		const auto &victim = lru_.back();
+		resident_ -= victim->bytes;
+		index_.erase(victim->generation_id);
+		lru_.pop_back();
+		evictions_++;
+	}
+}
+
+std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
+                                                      const std::shared_ptr<const Generation> &base,
+                                                      const std::string &encoded, int64_t valid_at) {
+	std::shared_ptr<const Entry> cached = Find(generation_id);
+	std::shared_ptr<const std::vector<JournalRow>> rows;
+	if (cached) {
+		const std::string &old = cached->encoded;
+		if (old.size() == encoded.size() && std::memcmp(old.data(), encoded.data(), old.size()) == 0) {
+			if (cached->base.lock() == base && cached->fold->Covers(valid_at)) {
+				std::lock_guard<std::mutex> lock(mutex_);
+				hits_++;
+				return cached->fold;
+			}
+			rows = cached->fold->Rows();
+			std::lock_guard<std::mutex> lock(mutex_);
+			refolds_++;
+		} else if (old.size() < encoded.size() && std::memcmp(old.data(), encoded.data(), old.size()) == 0) {
+			auto grown = std::make_shared<std::vector<JournalRow>>(*cached->fold->Rows());
+			ParseEncoded(encoded, old.size(), *grown);
+			SortBySeq(*grown);
+			rows = std::move(grown);
+			std::lock_guard<std::mutex> lock(mutex_);
+			extends_++;
+		}
+	}
+	if (!rows) {
+		auto parsed = std::make_shared<std::vector<JournalRow>>();
+		ParseEncoded(encoded, 0, *parsed);
+		SortBySeq(*parsed);
+		rows = std::move(parsed);
+		std::lock_guard<std::mutex> lock(mutex_);
+		misses_++;
+	}
+	auto fold = std::make_shared<const JournalFold>(base.get(), std::move(rows), valid_at);
+	const size_t bytes = sizeof(Entry) + encoded.capacity() + fold->ByteSize();
+	Put(std::make_shared<const Entry>(Entry {generation_id, base, encoded, fold, bytes}));
+	return fold;
+}
+
+void JournalCache::Clear() {
+	std::lock_guard<std::mutex> lock(mutex_);
+	evictions_ += lru_.size();
+	lru_.clear();
+	index_.clear();
+	resident_ = 0;
+}
+
+JournalCacheStats JournalCache::Stats() {
+	std::lock_guard<std::mutex> lock(mutex_);
+	JournalCacheStats s;
+	s.entries = lru_.size();
+	s.resident_bytes = resident_;
+	s.hits = hits_;
+	s.refolds = refolds_;
+	s.extends = extends_;
+	s.misses = misses_;
+	s.evictions = evictions_;
 	return s;
 }
 

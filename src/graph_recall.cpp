@@ -1,6 +1,7 @@
 #include "graph_recall.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <queue>
 #include <stdexcept>
 #include <string_view>
@@ -33,16 +34,30 @@ bool Contains(int64_t from, int64_t to, int64_t at) {
 	return from <= at && at < to;
 }
 
+} // namespace
+
 // The journal folded over the base, for one valid_at instant.
-class Overlay {
+class JournalFold::Overlay {
 public:
-	Overlay(const Generation *base, std::vector<JournalRow> &rows, int64_t valid_at) : base_(base) {
-		auto by_seq = [](const JournalRow &x, const JournalRow &y) { return x.seq < y.seq; };
-		if (!std::is_sorted(rows.begin(), rows.end(), by_seq)) { // a single-threaded scan keeps seq order
-			std::stable_sort(rows.begin(), rows.end(), by_seq);
-		}
+	// rows sorted by seq; lo/hi get the range of instants this fold is right for
+	Overlay(const Generation *base, const std::vector<JournalRow> &rows, int64_t valid_at, int64_t &lo, int64_t &hi)
+	    : base_(base) {
+		lo = kOpenLow;
+		hi = kOpenHigh;
+		// Contains(from, to, at) changes only where at crosses `from` or `to`
+		auto bound = [&](int64_t edge) {
+			if (edge <= valid_at) {
+				lo = std::max(lo, edge);
+			} else {
+				hi = std::min(hi, edge);
+			}
+		};
 		base_vertices_ = base ? base->VertexCount() : 0;
 		for (const JournalRow &row : rows) {
+			if (row.op == kOpEdgeInterval || row.op == kOpAbout) {
+				bound(row.valid_from_us);
+				bound(row.valid_to_us);
+			}
 			switch (row.op) {
 			case kOpEdgeInterval:
 			case kOpEdgeClosed: {
@@ -148,6 +163,22 @@ public:
 		return !gone_.empty() && gone_.count(memory_id) != 0;
 	}
 
+	// Approximate: hash nodes as 48 bytes, vectors by capacity.
+	size_t ByteSize() const {
+		size_t bytes = new_entities_.capacity() * 8 + touched_.capacity() / 8;
+		bytes += (new_vertex_.size() + new_keys_.size() + pairs_.size() + gone_.size()) * 48;
+		for (const auto &e : new_keys_) {
+			bytes += e.first.size() > 15 ? e.first.size() : 0;
+		}
+		for (const auto &e : extra_adj_) {
+			bytes += 48 + e.second.capacity() * sizeof(uint32_t);
+		}
+		for (const auto &e : extra_about_) {
+			bytes += 48 + e.second.capacity() * sizeof(ExtraMemory);
+		}
+		return bytes;
+	}
+
 private:
 	uint32_t Vertex(int64_t entity, const std::string &key) {
 		if (base_) {
@@ -196,6 +227,8 @@ private:
 	std::unordered_set<int64_t> gone_;
 };
 
+namespace {
+
 // A cursor over one vertex's memories (base list, then journal list), ids descending.
 struct Cursor {
 	int64_t current;
@@ -207,7 +240,37 @@ struct Cursor {
 
 } // namespace
 
+JournalFold::JournalFold(const Generation *base, std::shared_ptr<const std::vector<JournalRow>> rows,
+                         int64_t valid_at)
+    : base_(base), rows_(std::move(rows)) {
+	overlay_ = std::make_unique<Overlay>(base, *rows_, valid_at, lo_, hi_);
+}
+
+JournalFold::~JournalFold() = default;
+
+size_t JournalFold::ByteSize() const {
+	size_t bytes = sizeof(*this) + sizeof(Overlay) + rows_->capacity() * sizeof(JournalRow);
+	for (const JournalRow &r : *rows_) { // keys past the small-string buffer
+		bytes += (r.a_key.size() > 15 ? r.a_key.size() : 0) + (r.b_key.size() > 15 ? r.b_key.size() : 0);
+	}
+	return bytes + overlay_->ByteSize();
+}
+
+void SortBySeq(std::vector<JournalRow> &rows) {
+	auto by_seq = [](const JournalRow &x, const JournalRow &y) { return x.seq < y.seq; };
+	if (!std::is_sorted(rows.begin(), rows.end(), by_seq)) { // a single-threaded scan keeps seq order
+		std::stable_sort(rows.begin(), rows.end(), by_seq);
+	}
+}
+
 std::vector<RecallHit> Recall(const Generation *base, std::vector<JournalRow> journal, const RecallRequest &request) {
+	SortBySeq(journal);
+	auto rows = std::make_shared<const std::vector<JournalRow>>(std::move(journal));
+	return Recall(JournalFold(base, std::move(rows), request.valid_at_us), request);
+}
+
+std::vector<RecallHit> Recall(const JournalFold &fold, const RecallRequest &request) {
+	const Generation *base = fold.Base();
 	if (request.hops < 0 || request.hops > kMaxHops) {
 		throw std::invalid_argument("hops must be between 0 and " + std::to_string(kMaxHops) + ", got " +
 		                            std::to_string(request.hops));
@@ -219,7 +282,10 @@ std::vector<RecallHit> Recall(const Generation *base, std::vector<JournalRow> jo
 		throw std::invalid_argument("valid_at is before the graph generation was built; a past view is a "
 		                            "historical query: use the SQL oracle (anatid's Python API does)");
 	}
-	Overlay overlay(base, journal, request.valid_at_us);
+	if (!fold.Covers(request.valid_at_us)) {
+		throw std::invalid_argument("graph recall: the journal was folded for another valid_at range");
+	}
+	const JournalFold::Overlay &overlay = fold.overlay();
 
 	// Kinds allowed, for base memories (by code) and journal memories (by string).
 	std::vector<bool> base_kind_ok;

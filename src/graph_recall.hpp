@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,9 +62,53 @@ struct RecallHit {
 	int32_t hop;
 };
 
+// The journal folded over a base for one valid_at instant: new vertices, restated
+// pairs, extra ABOUT lists, tombstones. Immutable once built, so a process-wide cache
+// (graph_cache.hpp, JournalCache) can reuse it across calls and threads. A fold is right
+// for every instant in [lo, hi): no journal interval starts or ends inside that range,
+// so every row's visibility test answers the same there. `rows` must be sorted by seq
+// (SortBySeq); the fold reads them (kinds by pointer), so it shares their ownership.
+// It keeps a raw pointer to `base`: the caller holds the base alive while using it.
+class JournalFold {
+public:
+	JournalFold(const Generation *base, std::shared_ptr<const std::vector<JournalRow>> rows, int64_t valid_at);
+	~JournalFold();
+	JournalFold(const JournalFold &) = delete;
+	JournalFold &operator=(const JournalFold &) = delete;
+
+	bool Covers(int64_t valid_at) const {
+		return lo_ <= valid_at && valid_at < hi_;
+	}
+	const Generation *Base() const {
+		return base_;
+	}
+	const std::shared_ptr<const std::vector<JournalRow>> &Rows() const {
+		return rows_;
+	}
+	size_t ByteSize() const; // approximate: rows and overlay structures
+
+	class Overlay; // graph_recall.cpp
+	const Overlay &overlay() const {
+		return *overlay_;
+	}
+
+private:
+	const Generation *base_;
+	std::shared_ptr<const std::vector<JournalRow>> rows_;
+	std::unique_ptr<Overlay> overlay_;
+	int64_t lo_;
+	int64_t hi_;
+};
+
+// Stable sort by seq (rows of one seq keep their order; the fold does not depend on it).
+void SortBySeq(std::vector<JournalRow> &rows);
+
 // `base` may be null only when the journal holds no base marker (an empty graph).
 // Throws std::invalid_argument for bad requests (hops out of 0..kMaxHops, limit < 1,
-// a valid_at before the base was built: the base cannot answer that view).
+// a valid_at before the base was built: the base cannot answer that view, or outside
+// the fold's range).
+std::vector<RecallHit> Recall(const JournalFold &fold, const RecallRequest &request);
+// The same, folding `journal` (any order) first.
 std::vector<RecallHit> Recall(const Generation *base, std::vector<JournalRow> journal, const RecallRequest &request);
 
 } // namespace graph

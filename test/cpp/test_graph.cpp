@@ -38,6 +38,23 @@ BuildInput Chain() {
 	return in;
 }
 
+// The text SQL writes for a journal row (python/anatid/indexes/graph.py, _ENTRY).
+std::string Entry(const JournalRow &r) {
+	auto num = [](int64_t v, int64_t open) { return v == open ? std::string() : std::to_string(v); };
+	auto str = [](const std::string &v) { return v.empty() ? std::string() : std::to_string(v.size()) + ":" + v; };
+	return std::to_string(int(r.op)) + "|" + std::to_string(r.seq) + "|" + std::to_string(r.a) + "|" +
+	       std::to_string(r.b) + "|" + num(r.valid_from_us, kOpenLow) + "|" + num(r.valid_to_us, kOpenHigh) + "|" +
+	       str(r.a_key) + "|" + str(r.b_key) + "|" + str(r.kind);
+}
+
+std::string Encoded(const std::vector<JournalRow> &rows, size_t from = 0, size_t to = size_t(-1)) {
+	std::string out;
+	for (size_t i = from; i < std::min(to, rows.size()); i++) {
+		AppendJournalEntry(out, Entry(rows[i]));
+	}
+	return out;
+}
+
 RecallRequest Ask(std::vector<std::string> seeds, int hops, int64_t limit = 50) {
 	RecallRequest r;
 	r.seed_keys = std::move(seeds);
@@ -156,6 +173,69 @@ TEST_CASE("cache: LRU eviction within the byte budget") {
 	CHECK(s.resident_bytes <= s.budget_bytes);
 	cache.SetBudget(GenerationCache::kDefaultBudget);
 	cache.Clear();
+}
+
+TEST_CASE("journal cache: reuse only the exact bytes, extend appends, refold outside the range") {
+	auto &cache = JournalCache::Instance();
+	cache.Clear();
+	std::shared_ptr<const Generation> g = Generation::Build({7, 0, 10}, Chain());
+	std::vector<JournalRow> j(3);
+	j[0].seq = 5; // memory 200 ABOUT b, visible from 2000
+	j[0].op = kOpAbout;
+	j[0].a = 200;
+	j[0].b = 2;
+	j[0].b_key = "b";
+	j[0].kind = "fact";
+	j[0].valid_from_us = 2000;
+	j[1].seq = 6; // close pair {b, c}
+	j[1].op = kOpEdgeClosed;
+	j[1].a = 3;
+	j[1].b = 2;
+	j[2].seq = 7; // forget 100
+	j[2].op = kOpMemoryClosed;
+	j[2].a = 100;
+	auto answer = [&](const std::string &encoded, int64_t at) {
+		RecallRequest r = Ask({"a"}, 2);
+		r.valid_at_us = at;
+		return Ids(Recall(*cache.Fold(7, g, encoded, at), r));
+	};
+	auto fresh = [&](std::vector<JournalRow> rows, int64_t at) {
+		RecallRequest r = Ask({"a"}, 2);
+		r.valid_at_us = at;
+		return Ids(Recall(g.get(), std::move(rows), r));
+	};
+	const std::string two = Encoded(j, 0, 2);
+	CHECK_EQ(answer(two, 1000), std::string("100@0,101@1,104@2,103@2"));
+	auto first = cache.Fold(7, g, two, 1500);
+	CHECK(first == cache.Fold(7, g, two, 1999)); // the same bytes, no bound crossed: reused
+	CHECK_EQ(cache.Stats().misses, uint64_t(1));
+	CHECK_EQ(cache.Stats().hits, uint64_t(2));
+	CHECK(!first->Covers(2000));
+	CHECK_EQ(answer(two, 3000), std::string("100@0,200@1,101@1,104@2,103@2")); // crosses valid_from: refolded
+	CHECK_EQ(answer(two, 3000), fresh({j[0], j[1]}, 3000));
+	CHECK_EQ(cache.Stats().refolds, uint64_t(1));
+	const std::string all = Encoded(j);
+	CHECK_EQ(answer(all, 3000), fresh(j, 3000)); // appended: only j[2] parsed
+	CHECK_EQ(answer(all, 3000), std::string("200@1,101@1,104@2,103@2"));
+	CHECK_EQ(cache.Stats().extends, uint64_t(1));
+	const std::string rolled_back = Encoded(j, 1); // j[0] gone (a rollback): parsed in full
+	CHECK_EQ(answer(rolled_back, 3000), fresh({j[1], j[2]}, 3000));
+	CHECK_EQ(cache.Stats().misses, uint64_t(2));
+	// the same generation id parsed again into another object: refolded over it
+	std::shared_ptr<const Generation> again = Generation::Build({7, 0, 10}, Chain());
+	auto over_again = cache.Fold(7, again, rolled_back, 3000);
+	CHECK(over_again->Base() == again.get());
+	CHECK_EQ(cache.Stats().refolds, uint64_t(2));
+	RecallRequest outside = Ask({"a"}, 2);
+	outside.valid_at_us = 1000;
+	CHECK_THROWS(Recall(*cache.Fold(7, g, all, 3000), outside)); // a fold answers only its range
+	std::string bad;
+	AppendJournalEntry(bad, "3|x");
+	CHECK_THROWS(cache.Fold(8, g, bad, 3000));
+	bad.resize(bad.size() - 1);
+	CHECK_THROWS(cache.Fold(8, g, bad, 3000)); // truncated
+	cache.Clear();
+	CHECK_EQ(cache.Stats().entries, size_t(0));
 }
 
 TEST_CASE("codec: journal entries and requests") {
@@ -394,8 +474,21 @@ TEST_CASE("random graphs: base + journal equals brute force") {
 			}
 			const std::string want = Ids(m.Answer(r));
 			const std::string got = Ids(Recall(parsed.get(), journal, r));
-			if (got != want) {
+			// the cached path: half the journal folded first, so the full one extends it
+			auto &cache = JournalCache::Instance();
+			const int64_t id = 1000 + round;
+			cache.Fold(id, parsed, Encoded(journal, 0, journal.size() / 2), r.valid_at_us);
+			const std::string cached = Ids(Recall(*cache.Fold(id, parsed, Encoded(journal), r.valid_at_us), r));
+			// the same bytes at the other instant: reused only if no bound lies between
+			RecallRequest other = r;
+			other.valid_at_us = r.valid_at_us == 1000 ? 4000 : 1000;
+			const std::string want_other = Ids(m.Answer(other));
+			const std::string cached_other =
+			    Ids(Recall(*cache.Fold(id, parsed, Encoded(journal), other.valid_at_us), other));
+			if (got != want || cached != want || cached_other != want_other) {
 				CHECK_EQ(got, want);
+				CHECK_EQ(cached, want);
+				CHECK_EQ(cached_other, want_other);
 				return;
 			}
 		}
