@@ -2,8 +2,19 @@
 
 #include "hybrid_parts.hpp"
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#define ANATID_SCREEN_AVX2 1
+#include <immintrin.h>
+#else
+#define ANATID_SCREEN_AVX2 0
+#endif
+
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -13,6 +24,48 @@ namespace {
 
 bool Visible(int64_t vf, int64_t vt, int64_t at) {
 	return vf <= at && at < vt;
+}
+
+// The screen's codes. The error of a screened dot product against the exact one, per
+// unit of |q|_1, is at most
+//   max_d |e_d - scale * code_d|          (rounding to codes, exact in double here)
+// + scale * 127 * (dim + 4) * 2^-23       (float32 products and sums over dim terms,
+//                                          and q rounded to float32: gamma_dim with
+//                                          u = 2^-24, doubled for margin; the exact
+//                                          double sum's own error is far below it)
+void Quantize(VectorGeneration &gen, const std::vector<float> &rows) {
+	const size_t n = gen.ids.size(), dim = gen.dim;
+	const size_t n_blocks = (n + kScreenBlock - 1) / kScreenBlock;
+	gen.codes.assign(n_blocks * dim * kScreenBlock, 0);
+	gen.scale.assign(n, 0.0f);
+	gen.slack.assign(n, 0.0);
+	gen.inv_norms.assign(n, std::numeric_limits<double>::quiet_NaN()); // NaN: no cheap bound
+	const double accumulation = 127.0 * (static_cast<double>(dim) + 4.0) * std::ldexp(1.0, -23);
+	for (size_t i = 0; i < n; i++) {
+		const float *e = rows.data() + i * dim;
+		float top = 0.0f;
+		bool finite = true;
+		for (size_t d = 0; d < dim; d++) {
+			finite = finite && std::isfinite(e[d]);
+			top = std::max(top, std::fabs(e[d]));
+		}
+		if (!finite) {
+			gen.slack[i] = std::numeric_limits<double>::infinity();
+			continue;
+		}
+		const float s = top / 127.0f;
+		int8_t *block = gen.codes.data() + (i / kScreenBlock) * dim * kScreenBlock;
+		const size_t lane = i % kScreenBlock;
+		double err = 0.0;
+		for (size_t d = 0; d < dim; d++) {
+			const float c = s > 0.0f ? std::clamp(std::nearbyint(e[d] / s), -127.0f, 127.0f) : 0.0f;
+			block[d * kScreenBlock + lane] = static_cast<int8_t>(c);
+			err = std::max(err, std::fabs(static_cast<double>(e[d]) - static_cast<double>(s) * c));
+		}
+		gen.scale[i] = s;
+		gen.inv_norms[i] = 1.0 / gen.norms[i];
+		gen.slack[i] = err * 1.0001 + static_cast<double>(s) * accumulation;
+	}
 }
 
 void Block(VectorGeneration &gen, const std::vector<float> &rows) {
@@ -30,6 +83,7 @@ void Block(VectorGeneration &gen, const std::vector<float> &rows) {
 	for (size_t i = 0; i < n; i++) {
 		gen.doc_of.emplace(gen.ids[i], static_cast<int32_t>(i));
 	}
+	Quantize(gen, rows);
 }
 
 } // namespace
@@ -73,7 +127,7 @@ std::shared_ptr<const VectorGeneration> VectorGeneration::FromRows(size_t dim, c
 }
 
 size_t VectorGeneration::MemoryBytes() const {
-	return blocks.size() * sizeof(float) + ids.size() * 32 + doc_of.size() * 24;
+	return blocks.size() * sizeof(float) + codes.size() + ids.size() * 52 + doc_of.size() * 24;
 }
 
 // The hot loop. Each lane j accumulates document j's sum in dimension order, exactly
@@ -97,7 +151,57 @@ void DotBlock(const float *block, const double *q, size_t dim, double *out) {
 	}
 }
 
+// The screen: float32 sums, one lane per vector (any order is fine here, the bound
+// covers it). GCC 12 vectorizes neither the plain loop's int8 -> float conversion nor its
+// vector-extension form, so x86-64 CPUs with AVX2 (checked at run time: the binary keeps
+// the x86-64 baseline) take intrinsics; everything else the plain loop.
 namespace {
+
+void ScreenBlockPlain(const int8_t *block, const float *qf, size_t dim, float *out) {
+	float acc[kScreenBlock] = {};
+	for (size_t d = 0; d < dim; d++) {
+		const float qd = qf[d];
+		const int8_t *row = block + d * kScreenBlock;
+		for (size_t j = 0; j < kScreenBlock; j++) {
+			acc[j] += static_cast<float>(row[j]) * qd;
+		}
+	}
+	for (size_t j = 0; j < kScreenBlock; j++) {
+		out[j] = acc[j];
+	}
+}
+
+#if ANATID_SCREEN_AVX2
+static_assert(kScreenBlock == 16, "the AVX2 screen handles 16 lanes");
+__attribute__((target("avx2"))) void ScreenBlockAvx2(const int8_t *block, const float *qf, size_t dim, float *out) {
+	__m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+	for (size_t d = 0; d < dim; d++) {
+		const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(block + d * kScreenBlock));
+		const __m256 q = _mm256_set1_ps(qf[d]);
+		lo = _mm256_add_ps(lo, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), q));
+		hi = _mm256_add_ps(hi, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(c, 8))), q));
+	}
+	_mm256_storeu_ps(out, lo);
+	_mm256_storeu_ps(out + 8, hi);
+}
+#endif
+
+} // namespace
+
+void ScreenBlock(const int8_t *block, const float *qf, size_t dim, float *out) {
+#if ANATID_SCREEN_AVX2
+	static const bool avx2 = __builtin_cpu_supports("avx2");
+	if (avx2) {
+		ScreenBlockAvx2(block, qf, dim, out);
+		return;
+	}
+#endif
+	ScreenBlockPlain(block, qf, dim, out);
+}
+
+namespace {
+
+thread_local size_t last_rescored = 0;
 
 std::vector<uint8_t> DeadBase(const CosineInput &in) {
 	std::vector<uint8_t> dead(in.base ? in.base->ids.size() : 0, 0);
@@ -132,7 +236,7 @@ int64_t CosineVisibleRows(const CosineInput &in) {
 	return n;
 }
 
-std::vector<ArmHit> CosineTopK(const CosineInput &in) {
+std::vector<ArmHit> CosineTopKExact(const CosineInput &in) {
 	std::vector<ArmHit> out;
 	if (!in.query) {
 		return out;
@@ -185,6 +289,131 @@ std::vector<ArmHit> CosineTopK(const CosineInput &in) {
 		}
 		out.push_back(ArmHit {v.id, Cosine(dot, v.norm, in.query_norm)});
 	}
+	RankArm(out, in.depth);
+	return out;
+}
+
+namespace {
+
+// Document i's exact score, the lane of its block as DotBlock sums it.
+float ExactScore(const VectorGeneration &b, size_t i, const double *q, double qnorm) {
+	const float *block = b.blocks.data() + (i / kVectorBlock) * b.dim * kVectorBlock;
+	const size_t lane = i % kVectorBlock;
+	double dot = 0.0;
+	for (size_t d = 0; d < b.dim; d++) {
+		dot += static_cast<double>(block[d * kVectorBlock + lane]) * q[d];
+	}
+	return Cosine(dot, b.norms[i], qnorm);
+}
+
+void AddJournal(const CosineInput &in, std::vector<ArmHit> &out) {
+	for (const JournalVector &v : in.vectors) {
+		if (!Visible(v.vf, v.vt, in.valid_at)) {
+			continue;
+		}
+		double dot = 0.0;
+		for (size_t d = 0; d < in.dim; d++) {
+			dot += static_cast<double>(v.values[d]) * in.query[d];
+		}
+		out.push_back(ArmHit {v.id, Cosine(dot, v.norm, in.query_norm)});
+	}
+}
+
+} // namespace
+
+size_t LastCosineRescored() {
+	return last_rescored;
+}
+
+// Screen, then rescore. For a visible base vector i with screened dot S and bound E,
+// the exact double dot lies in [S - E, S + E], so (rounding to float32 being monotone)
+// its float32 cosine lies in [lo_i, hi_i] = [f((S-E)/den), f((S+E)/den)], den the same
+// norm * qnorm the exact score divides by. If `keep` vectors have lo >= T, a vector with
+// hi < T scores strictly below all of them and cannot be in the top `keep`: only
+// vectors with hi >= T (the final T, the keep-th largest lo) are scored exactly.
+std::vector<ArmHit> CosineTopK(const CosineInput &in) {
+	last_rescored = 0;
+	if (!in.query || !in.base || in.base->codes.empty() || in.base->dim != in.dim) {
+		return CosineTopKExact(in); // (also raises the dimension mismatch)
+	}
+	const VectorGeneration &b = *in.base;
+	double q1 = 0.0;
+	std::vector<float> qf(in.dim);
+	for (size_t d = 0; d < in.dim; d++) {
+		q1 += std::fabs(in.query[d]);
+		qf[d] = static_cast<float>(in.query[d]);
+	}
+	if (!std::isfinite(q1) || !(in.query_norm > 0.0) || !std::isfinite(in.query_norm)) {
+		return CosineTopKExact(in);
+	}
+	const std::vector<uint8_t> dead = DeadBase(in);
+	const size_t n = b.ids.size();
+	const size_t keep = std::max<size_t>(in.depth, 1);
+	std::priority_queue<float, std::vector<float>, std::greater<float>> lows; // the keep largest lo
+	float floor = -std::numeric_limits<float>::infinity();
+	std::vector<std::pair<float, int32_t>> cand; // (hi, document)
+	const float inf = std::numeric_limits<float>::infinity();
+	float sums[kScreenBlock];
+	double his[kScreenBlock];
+	// A cheap upper bound first: (S + E) * (1 / den) is within a few ulps of (S + E) / den,
+	// so with a relative margin of 1e-9 it stays above it; below the largest float under the
+	// floor, its float32 rounding is below the floor too. Survivors get the exact test.
+	double reject_below = -std::numeric_limits<double>::infinity();
+	const double inv_qn = 1.0 / in.query_norm;
+	const size_t block_codes = b.dim * kScreenBlock;
+	for (size_t blk = 0; blk * kScreenBlock < n; blk++) {
+		ScreenBlock(b.codes.data() + blk * block_codes, qf.data(), b.dim, sums);
+		const size_t first = blk * kScreenBlock;
+		const size_t lanes = std::min(kScreenBlock, n - first);
+		for (size_t j = 0; j < lanes; j++) {
+			const size_t i = first + j;
+			const double s = static_cast<double>(b.scale[i]) * static_cast<double>(sums[j]);
+			const double h = (s + b.slack[i] * q1 * 1.0001 + std::fabs(s) * 1e-12) * b.inv_norms[i] * inv_qn;
+			his[j] = h + std::fabs(h) * 1e-9;
+		}
+		for (size_t j = 0; j < lanes; j++) {
+			if (his[j] < reject_below) { // also false for NaN: those take the exact test
+				continue;
+			}
+			const size_t i = first + j;
+			const double den = b.norms[i] * in.query_norm;
+			const double s = static_cast<double>(b.scale[i]) * static_cast<double>(sums[j]);
+			const double e = b.slack[i] * q1 * 1.0001 + std::fabs(s) * 1e-12;
+			float hi = static_cast<float>((s + e) / den);
+			float lo = static_cast<float>((s - e) / den);
+			if (!(den > 0.0) || !std::isfinite(den) || std::isnan(hi) || std::isnan(lo)) {
+				hi = inf; // no bound: always rescored, never raises the floor
+				lo = -inf;
+			}
+			if (hi < floor || dead[i] || !Visible(b.vf[i], b.vt[i], in.valid_at)) {
+				continue;
+			}
+			cand.emplace_back(hi, static_cast<int32_t>(i));
+			if (lows.size() < keep) {
+				lows.push(lo);
+			} else if (lo > lows.top()) {
+				lows.pop();
+				lows.push(lo);
+			}
+			if (lows.size() == keep && lows.top() > floor) {
+				floor = lows.top();
+				reject_below = static_cast<double>(std::nextafter(floor, -inf));
+			}
+			if (cand.size() >= 8 * keep + 1024) { // drop what the floor has overtaken
+				cand.erase(std::remove_if(cand.begin(), cand.end(), [&](const auto &c) { return c.first < floor; }),
+				           cand.end());
+			}
+		}
+	}
+	std::vector<ArmHit> out;
+	out.reserve(cand.size() + in.vectors.size());
+	for (const auto &c : cand) {
+		if (c.first >= floor) {
+			out.push_back(ArmHit {b.ids[c.second], ExactScore(b, c.second, in.query, in.query_norm)});
+		}
+	}
+	last_rescored = out.size();
+	AddJournal(in, out);
 	RankArm(out, in.depth);
 	return out;
 }

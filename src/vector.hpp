@@ -7,6 +7,12 @@
 // kVectorBlock documents, dimension-major inside a block: the inner loop runs across
 // documents, one lane per document, so the compiler vectorizes it without
 // reassociating any sum.
+//
+// The scan is two passes so that it reads a quarter of the bytes: a screen over int8
+// codes of every vector (one scale per vector) bounds each exact score from above and
+// below with a proven error bound, and only the vectors whose upper bound reaches the
+// depth-th best lower bound are scored exactly, as above. The ids, scores and order are
+// those of the exact scan (test/cpp/test_vector.cpp compares the two on random data).
 #pragma once
 
 #include "bm25.hpp" // ArmHit, RankArm, kOpenEnd
@@ -20,6 +26,7 @@
 namespace anatid {
 
 constexpr size_t kVectorBlock = 8;
+constexpr size_t kScreenBlock = 16;
 constexpr int64_t kVectorMagic = 0x31305856414e41LL; // "ANAVX01"
 
 struct VectorGeneration {
@@ -29,6 +36,14 @@ struct VectorGeneration {
 	std::vector<double> norms;
 	std::vector<float> blocks;     // ceil(n / kVectorBlock) blocks of dim * kVectorBlock floats
 	std::unordered_map<int64_t, int32_t> doc_of;
+	// The screen: codes[i][d] = round(e[i][d] / scale[i]) in [-127, 127], stored in blocks
+	// of kScreenBlock vectors, dimension-major like `blocks`; slack[i] bounds
+	// |e[i][d] - scale[i] * codes[i][d]| plus the float32 accumulation error of the
+	// screen per unit of |q|_1 (see ScreenBounds in vector.cpp); +inf: always rescore.
+	std::vector<int8_t> codes;
+	std::vector<float> scale;
+	std::vector<double> slack;
+	std::vector<double> inv_norms; // 1 / norms (the screen's cheap first test)
 
 	// Parts written by anatid.indexes.vector: header int64[4] = {magic, n, dim, 0}, ids int64[n],
 	// vf int64[n], vt int64[n], norms double[n], vectors float32[n * dim] row-major.
@@ -63,9 +78,19 @@ struct CosineInput {
 // Dot products of one block of kVectorBlock documents with q, in dimension order.
 void DotBlock(const float *block, const double *q, size_t dim, double *out);
 
+// The screen's float32 sums of one block of kScreenBlock code vectors with qf.
+void ScreenBlock(const int8_t *block, const float *qf, size_t dim, float *out);
+
 // Number of vectors visible at valid_at (what BRUTE_FORCE_CEILING counts).
 int64_t CosineVisibleRows(const CosineInput &in);
 
 std::vector<ArmHit> CosineTopK(const CosineInput &in);
+
+// The same answer by scoring every visible vector exactly (the reference for tests and
+// for queries the screen cannot bound, e.g. a zero or non-finite query).
+std::vector<ArmHit> CosineTopKExact(const CosineInput &in);
+
+// How many base vectors the last CosineTopK on this thread scored exactly (tests, benchmarks).
+size_t LastCosineRescored();
 
 } // namespace anatid

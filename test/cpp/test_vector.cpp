@@ -114,4 +114,86 @@ TEST_CASE("equal scores rank by id ascending within depth") {
 	CHECK_EQ(hits[2].id, int64_t(83));
 }
 
+TEST_CASE("the int8 screen returns exactly the exact scan's ids, scores and order") {
+	std::mt19937_64 rng(11);
+	std::normal_distribution<float> gauss(0.0f, 1.0f);
+	std::uniform_int_distribution<int> pick(0, 9);
+	size_t rescored_max = 0;
+	for (size_t dim : {1u, 2u, 5u, 64u, 100u, 384u}) {
+		for (size_t n : {1u, 15u, 16u, 17u, 300u, 3000u}) {
+			// clustered rows with duplicates (ties), tiny and huge ones (validation refuses zero vectors)
+			std::vector<float> centers(8 * dim);
+			for (auto &x : centers) {
+				x = gauss(rng);
+			}
+			std::vector<float> rows(n * dim);
+			for (size_t i = 0; i < n; i++) {
+				const int kind = pick(rng);
+				for (size_t d = 0; d < dim; d++) {
+					float &x = rows[i * dim + d];
+					if (kind == 0 && i > 0) {
+						x = rows[(i - 1) * dim + d]; // a duplicate of the previous row
+					} else if (kind == 1) {
+						x = gauss(rng) * 1e-30f;
+					} else if (kind == 2) {
+						x = gauss(rng) * 1e30f;
+					} else {
+						x = centers[(i % 8) * dim + d] + 0.05f * gauss(rng);
+					}
+				}
+			}
+			std::vector<int64_t> ids(n), vf(n, 0), vt(n, kOpenEnd);
+			std::vector<double> norms(n);
+			for (size_t i = 0; i < n; i++) {
+				ids[i] = int64_t(5000 - i);
+				double s = 0;
+				for (size_t d = 0; d < dim; d++) {
+					s += double(rows[i * dim + d]) * rows[i * dim + d];
+				}
+				norms[i] = std::sqrt(s);
+				if (i % 13 == 5) {
+					vt[i] = 50; // closed before valid_at
+				}
+			}
+			auto gen = VectorGeneration::FromRows(dim, ids, vf, vt, norms, rows);
+			for (int trial = 0; trial < 3; trial++) {
+				std::vector<double> q(dim);
+				for (size_t d = 0; d < dim; d++) {
+					// a query near a stored row (a dense top) or a random one
+					q[d] = trial == 0 ? double(rows[(n / 2) * dim + d]) + 0.01 * gauss(rng) : gauss(rng);
+				}
+				double qn = 0;
+				for (double x : q) {
+					qn += x * x;
+				}
+				qn = std::sqrt(qn);
+				CosineInput in;
+				in.base = gen.get();
+				in.query = q.data();
+				in.dim = dim;
+				in.query_norm = qn;
+				in.valid_at = 100;
+				in.touched = {ids[0], ids[n - 1]};
+				for (size_t depth : {1u, 10u, 50u}) {
+					in.depth = depth;
+					auto fast = CosineTopK(in);
+					if (n >= 300) {
+						rescored_max = std::max(rescored_max, LastCosineRescored());
+						if (dim >= 64 && trial > 0) {
+							CHECK(LastCosineRescored() < n / 2); // the screen does screen
+						}
+					}
+					auto exact = CosineTopKExact(in);
+					CHECK_EQ(fast.size(), exact.size());
+					for (size_t i = 0; i < fast.size() && i < exact.size(); i++) {
+						CHECK_EQ(fast[i].id, exact[i].id);
+						CHECK_EQ(fast[i].score, exact[i].score);
+					}
+				}
+			}
+		}
+	}
+	CHECK(rescored_max > 0);
+}
+
 ANATID_TEST_MAIN()
