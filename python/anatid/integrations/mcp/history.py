@@ -1,9 +1,9 @@
-"""`as_of` for the reads whose facade verbs do not take it yet: get, provenance, stats.
+"""`as_of` for the MCP reads get, provenance and stats.
 
-If the facade's verb accepts `as_of`, it is used as is. Otherwise the version history the
-verbs already return is filtered by transaction time, so the answer is what the memory
-believed at that instant, as far as the rows still present tell (a hard forget erases
-history too).
+get is the facade's `get(as_of=)`. For provenance and stats, if the facade's verb accepts
+`as_of` it is used as is; otherwise the version history the verbs already return is
+filtered by transaction time, so the answer is what the memory believed at that instant,
+as far as the rows still present tell (a hard forget erases history too).
 """
 from __future__ import annotations
 
@@ -22,23 +22,8 @@ def _accepts_as_of(fn) -> bool:
         return False
 
 
-def _believed_at(row, t) -> bool:
-    """Row was the believed version at t: tx_from <= t < tx_to (open tx_to is +inf)."""
-    return row.tx_from <= t and (row.tx_to is None or row.tx_to > t)
-
-
 def get(db, memory_id, as_of):
-    if as_of is None:
-        return db.get(memory_id)
-    if _accepts_as_of(db.get):
-        return db.get(memory_id, as_of=as_of)
-    t = from_db(to_db(as_of, "as_of"))
-    prov = db.provenance(memory_id)
-    rows = [m for m in prov.chain if m.memory_id == prov.memory_id and _believed_at(m, t)]
-    if not rows:
-        raise NotFoundError(f"memory {prov.memory_id} was not believed at as_of={t.isoformat()}")
-    current = db.get(memory_id)
-    return dataclasses.replace(rows[-1], entities=current.entities)
+    return db.get(memory_id) if as_of is None else db.get(memory_id, as_of=as_of)
 
 
 def provenance(db, memory_id, as_of):
