@@ -56,10 +56,13 @@ SELECT $tenant, id, CAST(term AS VARCHAR), count(*)::INTEGER FROM {t} GROUP BY i
 _TEXT_DOCS = "INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len) SELECT $tenant, id, doc_len FROM {m}"
 
 # The text hook's relation: each memory's state after the write (NULL lists: no postings).
+# Terms are unique per memory, so sorting (term, tf) pairs sorts by term: one list sort
+# per memory instead of two ordered aggregates (~25% cheaper here).
 _TEXT_STATE = """(
-SELECT m.id, m.doc_len, CAST(m.vf AS TIMESTAMP) AS vf, CAST(m.vt AS TIMESTAMP) AS vt, p.terms, p.tfs
+SELECT m.id, m.doc_len, CAST(m.vf AS TIMESTAMP) AS vf, CAST(m.vt AS TIMESTAMP) AS vt,
+       list_transform(p.s, lambda x: x.term) AS terms, list_transform(p.s, lambda x: x.tf) AS tfs
 FROM {m} m LEFT JOIN (
-    SELECT id, list(term ORDER BY term) AS terms, list(tf ORDER BY term) AS tfs
+    SELECT id, list_sort(list({{'term': term, 'tf': tf}})) AS s
     FROM (SELECT id, CAST(term AS VARCHAR) AS term, count(*)::INTEGER AS tf FROM {t} GROUP BY id, term)
     GROUP BY id) p ON p.id = m.id)"""
 

@@ -89,17 +89,24 @@ def _entity_name(value) -> tuple[str, str]:
     return n, validate.name_key(n)
 
 
+def _kind(value) -> str:
+    return validate.name(value, "kind")
+
+
+def _writer(value) -> str | None:
+    return validate.optional_text(value, "writer")
+
+
 def _validate_item(store, item, writer, vec, caches: tuple[_Cache, _Cache, _Cache]):
     """_validate_memory_args for one item of a batch, the same checks in the same order (so
     the same error for the same bad value), with repeated strings validated once."""
-    from ..timeutil import to_db
     content = validate.text(item["content"], "content")
     entities = item.get("entities")
     names, keys = [], []
     if entities is not None:
         if isinstance(entities, str):
             entities = [entities]
-        if not isinstance(entities, (list, tuple, set, frozenset)):
+        elif not isinstance(entities, (list, tuple, set, frozenset)):
             validate.names(entities, "entities")  # raises the usual error
         seen = set()
         for v in entities:
@@ -108,19 +115,26 @@ def _validate_item(store, item, writer, vec, caches: tuple[_Cache, _Cache, _Cach
                 seen.add(k)
                 names.append(n)
                 keys.append(k)
-    kind = caches[1].get_or(item.get("kind", "fact"), lambda x: validate.name(x, "kind"))
-    confidence = validate.finite_number(item.get("confidence", 1.0), "confidence", low=0.0, high=1.0)
-    if vec is None and item.get("embedding") is not None:
-        vec = validate.embedding(item["embedding"], store.embedding_dim)
+    kind = caches[1].get_or(item.get("kind", "fact"), _kind)
+    confidence = (validate.finite_number(item["confidence"], "confidence", low=0.0, high=1.0)
+                  if "confidence" in item else 1.0)
+    if vec is None:
+        vec = item.get("embedding")
+        if vec is not None:
+            vec = validate.embedding(vec, store.embedding_dim)
     w = item.get("writer", writer)
-    w = None if w is None else caches[2].get_or(w, lambda x: validate.optional_text(x, "writer"))
+    if w is not None:
+        w = caches[2].get_or(w, _writer)
     episode = item.get("episode")
-    _check_episode_arg(episode)
+    if episode is not None:
+        _check_episode_arg(episode)
     vf, vt = item.get("valid_from"), item.get("valid_to")
-    vf = None if vf is None else to_db(vf, "valid_from")
-    vt = None if vt is None else to_db(vt, "valid_to")
-    if vf is not None and vt is not None and vt <= vf:
-        raise ValidationError("valid_to", "is not after valid_from", "valid_to > valid_from, or None")
+    if vf is not None or vt is not None:
+        from ..timeutil import to_db
+        vf = None if vf is None else to_db(vf, "valid_from")
+        vt = None if vt is None else to_db(vt, "valid_to")
+        if vf is not None and vt is not None and vt <= vf:
+            raise ValidationError("valid_to", "is not after valid_from", "valid_to > valid_from, or None")
     return content, names, keys, kind, confidence, vec, w, vf, vt, episode
 
 
