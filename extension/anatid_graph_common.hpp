@@ -1,10 +1,15 @@
-// Vector readers shared by the anatid_graph_* bindings (inline, header only).
+// Vector readers, the generation lookup and the scalar registration shared by the
+// anatid_graph_* bindings (inline, header only).
 #pragma once
 
 #include "anatid_extension.hpp"
 #include "capi_util.hpp"
+#include "graph_cache.hpp"
 
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,6 +59,49 @@ inline bool StringList(duckdb_vector v, idx_t row, std::vector<std::string> &out
 
 inline duckdb_logical_type Type(duckdb_type t) {
 	return duckdb_create_logical_type(t);
+}
+
+// The generation `id` as this process holds it; else, when `blob` is given, parsed from
+// it (checked to hold that id) and put in the cache; else null. `fn` names the SQL
+// function in errors.
+inline std::shared_ptr<const graph::Generation> ResidentOrParse(int64_t id, const char *blob, size_t len,
+                                                                const char *fn) {
+	auto &cache = graph::GenerationCache::Instance();
+	std::shared_ptr<const graph::Generation> resident = cache.Get(id);
+	if (resident || !blob) {
+		return resident;
+	}
+	auto parsed = graph::Generation::Parse(blob, len);
+	if (parsed->header.generation_id != id) {
+		throw std::invalid_argument(std::string(fn) + ": the BLOB passed for generation " + std::to_string(id) +
+		                            " holds generation " + std::to_string(parsed->header.generation_id));
+	}
+	cache.Put(id, parsed);
+	return parsed;
+}
+
+// Registers `name(params...) -> result` as a volatile scalar: the graph scalars read or
+// change the process cache, so DuckDB must never fold or skip a call.
+inline void RegisterVolatileScalar(duckdb_connection connection, const char *name,
+                                   std::initializer_list<duckdb_type> params, duckdb_type result,
+                                   duckdb_scalar_function_t execute) {
+	duckdb_scalar_function f = duckdb_create_scalar_function();
+	duckdb_scalar_function_set_name(f, name);
+	for (duckdb_type p : params) {
+		duckdb_logical_type t = Type(p);
+		duckdb_scalar_function_add_parameter(f, t);
+		duckdb_destroy_logical_type(&t);
+	}
+	duckdb_logical_type r = Type(result);
+	duckdb_scalar_function_set_return_type(f, r);
+	duckdb_destroy_logical_type(&r);
+	duckdb_scalar_function_set_volatile(f);
+	duckdb_scalar_function_set_function(f, execute);
+	const duckdb_state state = duckdb_register_scalar_function(connection, f);
+	duckdb_destroy_scalar_function(&f);
+	if (state == DuckDBError) {
+		throw std::runtime_error(std::string("anatid: could not register scalar function ") + name);
+	}
 }
 
 } // namespace graph_binding

@@ -32,7 +32,6 @@ namespace anatid {
 namespace {
 
 using namespace graph_binding;
-using graph::GenerationCache;
 using graph::JournalRow;
 
 constexpr int8_t kOpBlob = 9;
@@ -164,17 +163,9 @@ std::vector<graph::RecallHit> Answer(RecallState &s) {
 		}
 		return {graph::RecallHit {0, kHopNoGeneration}};
 	}
-	auto &cache = GenerationCache::Instance();
-	std::shared_ptr<const graph::Generation> base = cache.Get(generation);
-	if (!base && s.have_blob && s.blob_generation == generation) {
-		auto parsed = graph::Generation::Parse(s.blob.data(), s.blob.size());
-		if (parsed->header.generation_id != generation) {
-			throw std::invalid_argument("anatid_graph_recall: the BLOB of generation " + std::to_string(generation) +
-			                            " holds generation " + std::to_string(parsed->header.generation_id));
-		}
-		cache.Put(generation, parsed);
-		base = parsed;
-	}
+	const bool blob = s.have_blob && s.blob_generation == generation;
+	std::shared_ptr<const graph::Generation> base =
+	    ResidentOrParse(generation, blob ? s.blob.data() : nullptr, s.blob.size(), "anatid_graph_recall");
 	if (!base) {
 		if (s.strict) {
 			throw std::invalid_argument("anatid_graph_recall: graph generation " + std::to_string(generation) +
