@@ -1,0 +1,96 @@
+"""remember_many writes every table from registered relations and builds its journals
+set-wise: the canonical and derived rows it writes equal a remember() loop's, its journal
+rows equal the read-back form's, and the batch shapes with an empty relation (no tokens,
+no entities, no vectors, no writer) still write the right rows."""
+from __future__ import annotations
+
+import pytest
+
+from anatid import Anatid
+from anatid.errors import ValidationError
+
+from conftest import at
+from test_write_journals import _check
+
+ITEMS = [
+    {"content": "Ünïcode Café, déjà vu ✓ 42", "entities": ["Zoë", "alice"], "embedding": [0.5, -1.0, 2.0]},
+    {"content": "plain ascii: alice, alice and BOB", "entities": ["Alice", " bob "], "kind": "event",
+     "confidence": 0.25, "writer": "w1"},
+    {"content": "...", "entities": []},                                       # no tokens at all
+    {"content": "日本語のテキスト and ascii", "valid_from": at(-9), "valid_to": at(50), "embedding": [1, 0, 0]},
+    {"content": "later fact", "entities": ["carol", "CAROL"], "valid_from": at(40)},
+]
+
+# Everything a memory leaves behind, keyed by content instead of ids and instants.
+_QUERIES = [
+    "SELECT content, version, kind, confidence, strength, writer, valid_from, valid_to, tx_from FROM anatid_memories",
+    "SELECT m.content, e.name, a.valid_from FROM anatid_edges a JOIN anatid_memories m ON m.memory_id = a.src_id "
+    "JOIN anatid_entities e ON e.entity_id = a.dst_id WHERE a.kind = 'about'",
+    "SELECT name, name_key FROM anatid_entities",
+    "SELECT m.content, p.term, p.tf FROM anatid_postings p JOIN anatid_memories m USING (memory_id)",
+    "SELECT m.content, d.doc_len FROM anatid_text_docs d JOIN anatid_memories m USING (memory_id)",
+    "SELECT m.content, e.embedding, e.norm FROM anatid_embeddings e JOIN anatid_memories m USING (memory_id)",
+    "SELECT m.content, j.doc_len, j.vf, j.vt, j.terms, j.tfs FROM anatid_text_journal j "
+    "JOIN anatid_memories m USING (memory_id)",
+    "SELECT m.content, j.vf, j.vt, j.norm, j.embedding FROM anatid_vector_journal j JOIN anatid_memories m "
+    "USING (memory_id)",
+    "SELECT op, regexp_replace(entry, '^([0-9]+)\\|[0-9]+\\|[0-9]+\\|[0-9]+\\|', '\\1||||') FROM anatid_graph_journal "
+    "WHERE op = 3",
+]
+
+
+def _state(db):
+    return [sorted(db.connection.execute(q).fetchall(), key=repr) for q in _QUERIES]
+
+
+def test_remember_many_writes_what_a_remember_loop_writes(tmp_path):
+    loop = Anatid.open(str(tmp_path / "loop.anatid"), embedding_dim=3)
+    many = Anatid.open(str(tmp_path / "many.anatid"), embedding_dim=3)
+    for item in ITEMS:
+        loop.remember(item["content"], **{k: v for k, v in item.items() if k != "content"}, now=at(1))
+    many.remember_many(ITEMS, now=at(1))
+    got, want = _state(many), _state(loop)
+    for q, g, w in zip(_QUERIES, got, want):
+        assert g == w, q
+    assert all(want[i] for i in (0, 1, 3, 4, 5, 6, 7, 8))
+
+
+@pytest.mark.parametrize("items", [
+    [{"content": "!!!"}, {"content": "???", "writer": None}],                 # no tokens, entities or vectors
+    [{"content": "only text here"}],
+    [{"content": "Ωmega only", "entities": ["Ωmega"]}],                        # non-ASCII only
+    [{"content": "vectors only ...", "embedding": [1.0, 2.0, 3.0]}, {"content": "---", "embedding": [0, 0, 1]}],
+])
+def test_remember_many_batch_shapes_journal_like_the_read_back_form(tmp_path, items):
+    db = Anatid.open(str(tmp_path / "s.anatid"), embedding_dim=3)
+    ids = db.remember_many(items, now=at(1))
+    rows = db.connection.execute("SELECT count(*) FROM anatid_text_docs").fetchone()[0]
+    assert rows == len(ids)
+    if any("embedding" in i for i in items) and any("entities" in i for i in items):
+        _check(db, ids)
+    else:
+        store = db._store
+        from anatid.indexes import text
+        cut = store.ids.take()[0]
+        with store.write() as w:
+            text._journal(store, w, ids)
+        q = "SELECT memory_id, doc_len, vf, vt, terms, tfs FROM anatid_text_journal WHERE seq {} $s ORDER BY ALL"
+        cur = db.connection
+        assert cur.execute(q.format("<="), {"s": cut}).fetchall() == cur.execute(q.format(">"), {"s": cut}).fetchall()
+
+
+def test_remember_many_rejects_a_bad_item_and_writes_nothing(tmp_path):
+    db = Anatid.open(str(tmp_path / "r.anatid"), embedding_dim=3)
+    db.remember_many(ITEMS[:2], now=at(1))
+    before = _state(db)
+    bad = [dict(ITEMS[1]), {"content": "fine", "entities": ["ok", "  "]}]
+    with pytest.raises(ValidationError) as e:
+        db.remember_many(bad, now=at(2))
+    assert e.value.argument == "entities"
+    with pytest.raises(ValidationError) as e:
+        db.remember_many([{"content": "x", "kind": 7}], now=at(2))
+    assert e.value.argument == "kind"
+    with pytest.raises(ValidationError) as e:
+        db.remember_many([{"content": "x", "writer": "w1"}, {"content": "y", "writer": "bad\x00w"}], now=at(2))
+    assert e.value.argument == "writer"
+    assert _state(db) == before
