@@ -2,6 +2,7 @@
 
 #include "graph_codec.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -128,33 +129,67 @@ JournalCache &JournalCache::Instance() {
 	return *cache;
 }
 
-std::shared_ptr<const JournalCache::Entry> JournalCache::Find(int64_t generation_id) {
+std::vector<std::shared_ptr<const JournalCache::Entry>> JournalCache::Candidates(int64_t generation_id) {
 	std::lock_guard<std::mutex> lock(mutex_);
+	std::vector<std::shared_ptr<const Entry>> out;
 	auto it = index_.find(generation_id);
-	if (it == index_.end()) {
-		return nullptr;
+	if (it != index_.end()) {
+		for (auto entry : it->second) {
+			out.push_back(*entry);
+		}
 	}
-	lru_.splice(lru_.begin(), lru_, it->second);
-	return *it->second;
+	return out;
 }
 
-void JournalCache::Put(std::shared_ptr<const Entry> entry) {
+void JournalCache::Touch(const Entry *entry) {
 	std::lock_guard<std::mutex> lock(mutex_);
 	auto it = index_.find(entry->generation_id);
-	if (it != index_.end()) {
-		resident_ -= (*it->second)->bytes;
-		lru_.erase(it->second);
-		index_.erase(it);
+	if (it == index_.end()) {
+		return;
+	}
+	for (auto e : it->second) {
+		if (e->get() == entry) {
+			lru_.splice(lru_.begin(), lru_, e);
+			return;
+		}
+	}
+}
+
+void JournalCache::EraseLocked(Lru::iterator it) {
+	auto &same = index_[(*it)->generation_id];
+	same.erase(std::find(same.begin(), same.end(), it));
+	if (same.empty()) {
+		index_.erase((*it)->generation_id);
+	}
+	resident_ -= (*it)->bytes;
+	lru_.erase(it);
+}
+
+void JournalCache::Put(std::shared_ptr<const Entry> entry, const Entry *replaces) {
+	std::lock_guard<std::mutex> lock(mutex_);
+	const int64_t id = entry->generation_id;
+	auto &same = index_[id];
+	for (auto it : same) {
+		if (it->get() == replaces) {
+			EraseLocked(it);
+			break;
+		}
 	}
 	resident_ += entry->bytes;
-	const int64_t id = entry->generation_id;
 	lru_.push_front(std::move(entry));
-	index_.emplace(id, lru_.begin());
+	index_[id].push_back(lru_.begin());
+	// the least recently used state of this generation, then the least recently used overall
+	while (index_[id].size() > kPerGeneration) {
+		for (auto it = std::prev(lru_.end());; --it) {
+			if ((*it)->generation_id == id) {
+				EraseLocked(it);
+				evictions_++;
+				break;
+			}
+		}
+	}
 	while (lru_.size() > 1 && (lru_.size() > kMaxEntries || resident_ > kBudgetBytes)) {
-		const auto &victim = lru_.back();
-		resident_ -= victim->bytes;
-		index_.erase(victim->generation_id);
-		lru_.pop_back();
+		EraseLocked(std::prev(lru_.end()));
 		evictions_++;
 	}
 }
@@ -162,29 +197,40 @@ void JournalCache::Put(std::shared_ptr<const Entry> entry) {
 std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
                                                       const std::shared_ptr<const Generation> &base,
                                                       const std::string &encoded, int64_t valid_at) {
-	std::shared_ptr<const Entry> cached = Find(generation_id);
-	std::shared_ptr<const std::vector<JournalRow>> rows;
-	if (cached) {
-		const std::string &old = cached->encoded;
-		if (old.size() == encoded.size() && std::memcmp(old.data(), encoded.data(), old.size()) == 0) {
-			if (cached->base.lock() == base && cached->fold->Covers(valid_at)) {
-				std::lock_guard<std::mutex> lock(mutex_);
-				hits_++;
-				return cached->fold;
-			}
-			rows = cached->fold->Rows();
-			std::lock_guard<std::mutex> lock(mutex_);
-			refolds_++;
-		} else if (old.size() < encoded.size() && std::memcmp(old.data(), encoded.data(), old.size()) == 0) {
-			auto grown = std::make_shared<std::vector<JournalRow>>(*cached->fold->Rows());
-			ParseEncoded(encoded, old.size(), *grown);
-			SortBySeq(*grown);
-			rows = std::move(grown);
-			std::lock_guard<std::mutex> lock(mutex_);
-			extends_++;
+	// the entry with exactly these bytes, else the longest one these bytes extend
+	std::shared_ptr<const Entry> same, prefix;
+	for (auto &c : Candidates(generation_id)) {
+		const std::string &old = c->encoded;
+		if (old.size() > encoded.size() || std::memcmp(old.data(), encoded.data(), old.size()) != 0) {
+			continue;
+		}
+		if (old.size() == encoded.size()) {
+			same = c;
+			break;
+		}
+		if (!prefix || prefix->encoded.size() < old.size()) {
+			prefix = c;
 		}
 	}
-	if (!rows) {
+	std::shared_ptr<const std::vector<JournalRow>> rows;
+	if (same) {
+		if (same->base.lock() == base && same->fold->Covers(valid_at)) {
+			Touch(same.get());
+			std::lock_guard<std::mutex> lock(mutex_);
+			hits_++;
+			return same->fold;
+		}
+		rows = same->fold->Rows();
+		std::lock_guard<std::mutex> lock(mutex_);
+		refolds_++;
+	} else if (prefix) {
+		auto grown = std::make_shared<std::vector<JournalRow>>(*prefix->fold->Rows());
+		ParseEncoded(encoded, prefix->encoded.size(), *grown);
+		SortBySeq(*grown);
+		rows = std::move(grown);
+		std::lock_guard<std::mutex> lock(mutex_);
+		extends_++;
+	} else {
 		auto parsed = std::make_shared<std::vector<JournalRow>>();
 		ParseEncoded(encoded, 0, *parsed);
 		SortBySeq(*parsed);
@@ -194,7 +240,7 @@ std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
 	}
 	auto fold = std::make_shared<const JournalFold>(base.get(), std::move(rows), valid_at);
 	const size_t bytes = sizeof(Entry) + encoded.capacity() + fold->ByteSize();
-	Put(std::make_shared<const Entry>(Entry {generation_id, base, encoded, fold, bytes}));
+	Put(std::make_shared<const Entry>(Entry {generation_id, base, encoded, fold, bytes}), same.get());
 	return fold;
 }
 

@@ -95,6 +95,9 @@ struct JournalCacheStats {
 class JournalCache {
 public:
 	static constexpr size_t kMaxEntries = 64;
+	// Journal states kept per generation: two connections in different transactions
+	// (one with uncommitted rows, one on an older snapshot) must not evict each other.
+	static constexpr size_t kPerGeneration = 4;
 	static constexpr size_t kBudgetBytes = size_t(64) << 20;
 
 	static JournalCache &Instance();
@@ -114,12 +117,16 @@ private:
 		std::shared_ptr<const JournalFold> fold;
 		size_t bytes;
 	};
-	std::shared_ptr<const Entry> Find(int64_t generation_id);
-	void Put(std::shared_ptr<const Entry> entry);
+	using Lru = std::list<std::shared_ptr<const Entry>>;
+	std::vector<std::shared_ptr<const Entry>> Candidates(int64_t generation_id);
+	void Touch(const Entry *entry);
+	// Inserts `entry`, replacing `replaces` (may be null), and evicts to the bounds.
+	void Put(std::shared_ptr<const Entry> entry, const Entry *replaces);
+	void EraseLocked(Lru::iterator it);
 
 	std::mutex mutex_;
-	std::list<std::shared_ptr<const Entry>> lru_; // front = most recently used
-	std::unordered_map<int64_t, std::list<std::shared_ptr<const Entry>>::iterator> index_;
+	Lru lru_; // front = most recently used
+	std::unordered_map<int64_t, std::vector<Lru::iterator>> index_;
 	size_t resident_ = 0;
 	uint64_t hits_ = 0, refolds_ = 0, extends_ = 0, misses_ = 0, evictions_ = 0;
 };

@@ -226,6 +226,23 @@ TEST_CASE("journal cache: reuse only the exact bytes, extend appends, refold out
 	auto over_again = cache.Fold(7, again, rolled_back, 3000);
 	CHECK(over_again->Base() == again.get());
 	CHECK_EQ(cache.Stats().refolds, uint64_t(2));
+	// readers in different transactions alternate between journal states: each stays cached
+	const uint64_t hits = cache.Stats().hits;
+	for (int i = 0; i < 3; i++) {
+		cache.Fold(7, g, two, 3000);
+		cache.Fold(7, g, all, 3000);
+	}
+	CHECK_EQ(cache.Stats().hits, hits + 6);
+	for (size_t n = 0; n <= JournalCache::kPerGeneration; n++) { // more states than kept: the oldest goes
+		std::vector<JournalRow> more = j;
+		more[2].a = 300 + int64_t(n);
+		cache.Fold(9, g, Encoded(more, 2), 3000);
+	}
+	const uint64_t misses = cache.Stats().misses;
+	std::vector<JournalRow> first_state = j;
+	first_state[2].a = 300;
+	cache.Fold(9, g, Encoded(first_state, 2), 3000);
+	CHECK_EQ(cache.Stats().misses, misses + 1);
 	RecallRequest outside = Ask({"a"}, 2);
 	outside.valid_at_us = 1000;
 	CHECK_THROWS(Recall(*cache.Fold(7, g, all, 3000), outside)); // a fold answers only its range
