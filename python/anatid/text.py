@@ -45,6 +45,8 @@ INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len)
 SELECT $tenant, unnest(CAST($ids AS BIGINT[])), unnest(CAST($lens AS INTEGER[]))
 """
 
+INSERT_TEXT_DOC = "INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len) VALUES ($tenant, $id, $len)"
+
 DELETE_POSTINGS = "DELETE FROM anatid_postings WHERE tenant_id = $tenant AND memory_id = $memory_id"
 DELETE_TEXT_DOC = "DELETE FROM anatid_text_docs WHERE tenant_id = $tenant AND memory_id = $memory_id"
 
@@ -88,7 +90,7 @@ def index_text(cur, tenant: int, memory_id: int, content: str) -> tuple[int, lis
         cur.execute(INSERT_POSTINGS_VALUES, {"tenant": tenant, "memory_id": memory_id,
                                              "terms": [t for t, _ in rows], "tfs": [tf for _, tf in rows]})
     doc_len = sum(tf for _, tf in rows)
-    cur.execute(INSERT_TEXT_DOCS, {"tenant": tenant, "ids": [memory_id], "lens": [doc_len]})
+    cur.execute(INSERT_TEXT_DOC, {"tenant": tenant, "id": memory_id, "len": doc_len})
     return doc_len, [t for t, _ in rows], [tf for _, tf in rows]
 
 

@@ -15,10 +15,15 @@ Generation layout (little-endian), one BLOB per part, in part order:
   5 term offsets int64[n_terms + 1] into part 6, the UTF-8 terms concatenated
   7 posting starts int64[n_terms + 1]
   8 posting document index int32[P]   9 posting tf int32[P]
+  10 content offsets int64[n + 1] into part 11, the documents' UTF-8 content concatenated
+  12 kind offsets int64[n + 1] into part 13, their kinds concatenated
+(10-13: what the lean recall returns for a hit no write has touched since the build,
+instead of reading anatid_memories; a generation without them is still read.)
 """
 from __future__ import annotations
 
 import os
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -47,7 +52,7 @@ LEFT JOIN (SELECT memory_id, list(term ORDER BY term) AS terms, list(tf ORDER BY
 
 _DOCS = """
 SELECT d.memory_id, d.doc_len, epoch_us(m.valid_from) AS vf,
-       coalesce(epoch_us(m.valid_to), 9223372036854775807) AS vt
+       coalesce(epoch_us(m.valid_to), 9223372036854775807) AS vt, m.content, m.kind
 FROM anatid_text_docs d JOIN anatid_memories m
   ON m.memory_id = d.memory_id AND m.tenant_id = d.tenant_id AND m.tx_to IS NULL
 WHERE d.tenant_id = $tenant
@@ -82,11 +87,27 @@ FROM {rel}
 """
 
 
+_JOURNAL_ONE = """
+INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, terms, tfs)
+VALUES ($tenant, $id, $seq, $len, $vf, $vt, $terms::VARCHAR[], $tfs::INTEGER[])
+"""
+_EPOCH = datetime(1970, 1, 1)
+_US = timedelta(microseconds=1)
+
+
 def _journal(store, cur, memory_ids, now=None, known=None, rel=None) -> None:
     if rel is not None:
         cur.execute(_JOURNAL_REL.format(rel=rel), {"tenant": store.tenant, "seq": store.ids.take()[0]})
         return
     ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
+    if len(ids) == 1 and known is not None:
+        # one memory (remember): a VALUES row plans cheaper than unnest()s (~0.4 ms here)
+        doc_len, vf, vt, terms, tfs = known[ids[0]]
+        cur.execute(_JOURNAL_ONE, {"tenant": store.tenant, "id": ids[0], "seq": store.ids.take()[0],
+                                   "len": doc_len, "vf": (vf - _EPOCH) // _US,
+                                   "vt": int(OPEN_END) if vt is None else (vt - _EPOCH) // _US,
+                                   "terms": terms or None, "tfs": tfs or None})
+        return
     if ids and known is not None:
         rows = [known[i] for i in ids]
         # no postings: NULL lists, as the join form writes them
@@ -154,11 +175,20 @@ def build_parts(cur, tenant: int) -> tuple[list[bytes], int]:
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     doc_index = np.searchsorted(ids, post_ids).astype(np.int32)
     header = np.array([TEXT_MAGIC, len(ids), len(dictionary), len(terms)], dtype=np.int64)
+    content_off, content = _strings(docs["content"])
+    kind_off, kinds = _strings(docs["kind"])
     parts = [_bytes(header, np.int64), _bytes(ids, np.int64), _bytes(docs["doc_len"], np.int32),
              _bytes(docs["vf"], np.int64), _bytes(docs["vt"], np.int64), _bytes(offsets, np.int64),
              b"".join(dictionary), _bytes(np.asarray(starts, dtype=np.int64), np.int64),
-             _bytes(doc_index, np.int32), _bytes(tfs, np.int32)]
+             _bytes(doc_index, np.int32), _bytes(tfs, np.int32),
+             _bytes(content_off, np.int64), content, _bytes(kind_off, np.int64), kinds]
     return parts, len(ids)
+
+
+def _strings(values) -> tuple[np.ndarray, bytes]:
+    encoded = [str(v).encode("utf-8") for v in values]
+    lengths = np.fromiter((len(b) for b in encoded), dtype=np.int64, count=len(encoded))
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), b"".join(encoded)
 
 
 def replace_generation(store, cur, kind: str, parts: list[bytes], count: int, now, tenant: int | None = None) -> int:

@@ -54,6 +54,11 @@ FROM (SELECT unnest(CAST($ids AS BIGINT[])) AS id, unnest(CAST($vfs AS TIMESTAMP
 """
 
 
+_JOURNAL_ONE = """
+INSERT INTO anatid_vector_journal (tenant_id, memory_id, seq, vf, vt, norm, embedding)
+VALUES ($tenant, $id, $seq, $vf, $vt, $norm, $v::FLOAT[])
+"""
+
 _EPOCH = datetime(1970, 1, 1)
 _US = timedelta(microseconds=1)
 
@@ -75,6 +80,12 @@ def _journal(store, cur, memory_ids, now=None, known=None, rel=None) -> None:
         cur.execute(_JOURNAL_REL.format(rel=rel), {"tenant": store.tenant, "seq": store.ids.take()[0]})
         return
     ids = [memory_ids] if isinstance(memory_ids, int) else list(memory_ids)
+    if len(ids) == 1 and known is not None:
+        # one memory (remember): a VALUES row plans cheaper than unnest()s (~0.4 ms here)
+        vf, vt, norm, vec = known[ids[0]]
+        cur.execute(_JOURNAL_ONE, {"tenant": store.tenant, "id": ids[0], "seq": store.ids.take()[0],
+                                   "vf": _epoch_us(vf), "vt": _epoch_us(vt, int(OPEN_END)), "norm": norm, "v": vec})
+        return
     if ids and known is not None:
         rows = [known[i] for i in ids]
         if len(rows) > 16 and npbind.uniform([r[3] for r in rows]):
