@@ -1,6 +1,7 @@
 // anatid_hybrid_recall(kind INTEGER, a BIGINT, b BIGINT, c BIGINT, d BIGINT, len INTEGER, norm DOUBLE,
 //                      terms VARCHAR[], tfs INTEGER[], embedding FLOAT[], request BLOB)
-//   -> LIST(STRUCT(memory_id BIGINT, score DOUBLE, rv BIGINT, rt BIGINT, rg BIGINT, hop INTEGER))
+//   -> LIST(STRUCT(memory_id BIGINT, score DOUBLE, rv BIGINT, rt BIGINT, rg BIGINT, hop INTEGER,
+//                  content VARCHAR, kind VARCHAR))
 //
 // The lean form of anatid_hybrid_rank for the Python engine (python/anatid/native_hybrid.py):
 // an aggregate over one UNION ALL of the tenant's generation rows and journal rows, so a
@@ -21,6 +22,10 @@
 // caller's transaction is never aborted: memory_id -1 (score 1/2: the text generation
 // is missing/not resident, 3/4: the vector one) and -2 (the exact vector scan would
 // cover `score` rows, above vector_ceiling).
+// content and kind come from the resident text generation for a hit it holds (with
+// content, visible at valid_at) that no journal row touches, i.e. no write since the
+// build: then they are the believed row's. Otherwise they are NULL and the caller reads
+// anatid_memories for those ids only. So the caller feeds the text rows whenever it can.
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "capi_util.hpp"
@@ -341,6 +346,44 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 	return HybridRecall(req);
 }
 
+// Content and kind of each hit from the text generation, when it can vouch for them.
+struct Hydrated {
+	bool ok = false;
+	std::string_view content, kind;
+};
+
+std::vector<Hydrated> Hydrate(const State &s, const std::vector<HybridHit> &hits,
+                              std::shared_ptr<const TextGeneration> &keep) {
+	std::vector<Hydrated> out(hits.size());
+	if (!s.have_text_gen || s.request.size() < sizeof(int64_t) || !HasGeneration(GenerationKind::kText, s.text_gen)) {
+		return out;
+	}
+	try {
+		keep = TextGenerationFor(s.text_gen, {}, false);
+	} catch (const std::runtime_error &) { // evicted since HasGeneration
+		return out;
+	}
+	if (!keep->has_content) {
+		return out;
+	}
+	int64_t valid_at;
+	std::memcpy(&valid_at, s.request.data(), sizeof(valid_at));
+	for (size_t h = 0; h < hits.size(); h++) {
+		if (s.text.count(hits[h].id)) {
+			continue; // written since the build
+		}
+		auto it = keep->doc_of.find(hits[h].id);
+		if (it == keep->doc_of.end()) {
+			continue;
+		}
+		const size_t doc = static_cast<size_t>(it->second);
+		if (keep->vf[doc] <= valid_at && valid_at < keep->vt[doc]) {
+			out[h] = Hydrated {true, keep->Content(doc), keep->Kind(doc)};
+		}
+	}
+	return out;
+}
+
 void SetNull(duckdb_vector v, idx_t at) {
 	duckdb_vector_ensure_validity_writable(v);
 	duckdb_validity_set_row_invalid(duckdb_vector_get_validity(v), at);
@@ -363,6 +406,9 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 		if (sentinel.id != 0) {
 			hits = {HybridHit {sentinel.id, sentinel.score, 0, 0, 0, -1}};
 		}
+		std::shared_ptr<const TextGeneration> text_gen; // keeps the views below alive
+		const std::vector<Hydrated> hydrated =
+		    sentinel.id != 0 ? std::vector<Hydrated>(hits.size()) : Hydrate(s, hits, text_gen);
 		duckdb_list_vector_reserve(result, total + hits.size());
 		duckdb_list_vector_set_size(result, total + hits.size());
 		duckdb_vector child = duckdb_list_vector_get_child(result);
@@ -372,6 +418,8 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 		                          duckdb_struct_vector_get_child(child, 4)};
 		duckdb_vector hop_vec = duckdb_struct_vector_get_child(child, 5);
 		auto *hops = static_cast<int32_t *>(duckdb_vector_get_data(hop_vec));
+		duckdb_vector content_vec = duckdb_struct_vector_get_child(child, 6);
+		duckdb_vector kind_vec = duckdb_struct_vector_get_child(child, 7);
 		for (size_t h = 0; h < hits.size(); h++) {
 			const idx_t at = total + h;
 			ids[at] = hits[h].id;
@@ -386,6 +434,15 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 			hops[at] = hits[h].hop;
 			if (hits[h].hop < 0) {
 				SetNull(hop_vec, at);
+			}
+			if (hydrated[h].ok) {
+				duckdb_vector_assign_string_element_len(content_vec, at, hydrated[h].content.data(),
+				                                        hydrated[h].content.size());
+				duckdb_vector_assign_string_element_len(kind_vec, at, hydrated[h].kind.data(),
+				                                        hydrated[h].kind.size());
+			} else {
+				SetNull(content_vec, at);
+				SetNull(kind_vec, at);
 			}
 		}
 		entries[out] = duckdb_list_entry {total, hits.size()};
@@ -415,10 +472,11 @@ void RegisterAnatidHybridRecall(duckdb_connection connection) {
 		duckdb_aggregate_function_add_parameter(f, p);
 		duckdb_destroy_logical_type(&p);
 	}
-	const char *names[] = {"memory_id", "score", "rv", "rt", "rg", "hop"};
-	duckdb_logical_type members[] = {Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_DOUBLE), Type(DUCKDB_TYPE_BIGINT),
-	                                 Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_INTEGER)};
-	duckdb_logical_type hit = duckdb_create_struct_type(members, names, 6);
+	const char *names[] = {"memory_id", "score", "rv", "rt", "rg", "hop", "content", "kind"};
+	duckdb_logical_type members[] = {Type(DUCKDB_TYPE_BIGINT),  Type(DUCKDB_TYPE_DOUBLE),  Type(DUCKDB_TYPE_BIGINT),
+	                                 Type(DUCKDB_TYPE_BIGINT),  Type(DUCKDB_TYPE_BIGINT),  Type(DUCKDB_TYPE_INTEGER),
+	                                 Type(DUCKDB_TYPE_VARCHAR), Type(DUCKDB_TYPE_VARCHAR)};
+	duckdb_logical_type hit = duckdb_create_struct_type(members, names, 8);
 	duckdb_logical_type list = duckdb_create_list_type(hit);
 	duckdb_aggregate_function_set_return_type(f, list);
 	duckdb_destroy_logical_type(&list);

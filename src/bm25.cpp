@@ -70,12 +70,43 @@ std::shared_ptr<const TextGeneration> TextGeneration::Parse(const std::vector<st
 		gen->doc_of.emplace(gen->ids[i], static_cast<int32_t>(i));
 		gen->all_len += gen->lens[i];
 	}
+	if (parts.size() > 10) {
+		if (parts.size() != 14) {
+			throw std::runtime_error("text generation has " + std::to_string(parts.size()) +
+			                         " parts, expected 10 or 14");
+		}
+		auto strings = [&](size_t at, const char *what, std::vector<int64_t> &off, std::string &bytes) {
+			off = ReadPart<int64_t>(parts, at, n + 1, what);
+			bytes.assign(parts[at + 1].data(), parts[at + 1].size());
+			if (off[0] != 0 || static_cast<size_t>(off[n]) != bytes.size()) {
+				throw std::runtime_error(std::string("text generation: ") + what + " do not cover their bytes");
+			}
+			for (size_t i = 0; i < n; i++) {
+				if (off[i + 1] < off[i]) {
+					throw std::runtime_error(std::string("text generation: ") + what + " are not monotone");
+				}
+			}
+		};
+		strings(10, "content offsets", gen->content_off, gen->content_bytes);
+		strings(12, "kind offsets", gen->kind_off, gen->kind_bytes);
+		gen->has_content = true;
+	}
 	return gen;
+}
+
+std::string_view TextGeneration::Content(size_t doc) const {
+	return std::string_view(content_bytes.data() + content_off[doc],
+	                        static_cast<size_t>(content_off[doc + 1] - content_off[doc]));
+}
+
+std::string_view TextGeneration::Kind(size_t doc) const {
+	return std::string_view(kind_bytes.data() + kind_off[doc], static_cast<size_t>(kind_off[doc + 1] - kind_off[doc]));
 }
 
 size_t TextGeneration::MemoryBytes() const {
 	return ids.size() * (8 + 4 + 8 + 8) + term_start.size() * 8 + post_doc.size() * 8 + term_bytes.size() +
-	       term_of.size() * 32 + doc_of.size() * 24;
+	       term_of.size() * 32 + doc_of.size() * 24 + content_bytes.size() + kind_bytes.size() +
+	       (content_off.size() + kind_off.size()) * 8;
 }
 
 double Bm25Contribution(double n, double df, int32_t tf, int32_t len, double avgdl) {

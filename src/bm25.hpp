@@ -45,11 +45,20 @@ struct TextGeneration {
 	std::unordered_map<std::string_view, int32_t> term_of; // views into term_bytes
 	std::unordered_map<int64_t, int32_t> doc_of;
 	int64_t all_len = 0;                   // sum of lens
+	// Each document's content and kind at build time (parts 10-13; a generation written
+	// before they existed has none): what recall returns for a hit that no write has
+	// touched since, without reading anatid_memories.
+	bool has_content = false;
+	std::vector<int64_t> content_off, kind_off; // n + 1 offsets into the bytes
+	std::string content_bytes, kind_bytes;
+	std::string_view Content(size_t doc) const;
+	std::string_view Kind(size_t doc) const;
 
 	// Parses the parts written by anatid.indexes.text (see docs/indexes.md):
 	// header int64[4] = {magic, n_docs, n_terms, n_postings}, ids int64[n], lens int32[n],
 	// vf int64[n], vt int64[n], term offsets int64[n_terms+1], term bytes,
-	// term starts int64[n_terms+1], post_doc int32[P], post_tf int32[P].
+	// term starts int64[n_terms+1], post_doc int32[P], post_tf int32[P], then optionally
+	// content offsets int64[n+1], content bytes, kind offsets int64[n+1], kind bytes.
 	// Throws std::runtime_error naming the first inconsistency.
 	static std::shared_ptr<const TextGeneration> Parse(const std::vector<std::string_view> &parts);
 	size_t MemoryBytes() const;

@@ -137,3 +137,30 @@ def test_lean_path_vector_ceiling(tmp_path, monkeypatch):
             engines._native_hybrid = saved
     finally:
         db.close()
+
+
+def test_lean_path_hydrates_untouched_hits_from_the_text_generation(tmp_path):
+    """The aggregate returns content and kind for hits the text generation holds and no write
+    touched since its build; a written hit comes back NULL there and is read from the table."""
+    from anatid import native_hybrid
+    db = Anatid.open(str(tmp_path / "hydrate.anatid"), embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(db.native.reason)
+    seen = []
+    real = native_hybrid._hydrate_sql
+    try:
+        ids = [db.remember(f"pie number {i}", kind="fact" if i % 2 else "preference",
+                           embedding=[float(i + 1)] + [1.0] * (DIM - 1), now=at(i + 1)).memory_id for i in range(6)]
+        db.maintain_indexes()
+        both(db, "pie", k=6)                                  # parses the generations
+        native_hybrid._hydrate_sql = lambda view: seen.append(1) or real(view)
+        hits = both(db, "pie", k=6)
+        assert len(hits) == 6 and not seen and not hits.notes  # every hit from the generation
+        both(db, "", embedding=[1.0] * DIM, k=6)                # vector-only: hydrated the same way
+        assert not seen
+        db.update(ids[2], "pie corrected", expected_version=1, now=at(50))
+        hits = both(db, "pie", k=6)
+        assert seen and "pie corrected" in [h.content for h in hits]
+    finally:
+        native_hybrid._hydrate_sql = real
+        db.close()

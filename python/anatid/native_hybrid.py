@@ -13,7 +13,10 @@ small statements instead of planning the ~25-CTE anatid.anatid_hybrid macro per 
    cache) and the two journals' rows, with the query terms, vector and graph hits in
    one BLOB parameter; it returns the fused top k with per-arm ranks (the same core,
    src/hybrid.hpp, as the macro's anatid_hybrid_rank);
-4. the content and kind of those k ids (by id list, predicates.visible).
+4. the content and kind of those k ids: the aggregate returns them from the resident
+   text generation for every hit no write has touched since its build (the text rows
+   are fed for that even when the text arm does not run); only the others are read
+   from anatid_memories (by id list, predicates.visible).
 
 Tokenizing: the token rule is SQL's regexp_extract_all(lower(x), TOKEN_PATTERN).
 Compiling that Unicode pattern costs ~2.7 ms per statement, more than everything
@@ -218,10 +221,9 @@ class NativeHybridEngine:
                     return None, "no graph generation for this tenant"
                 gids = [m for m, _ in found]
                 ghops = [h for _, h in found]
-        if not (use_text or use_vector):   # graph hits only: fused by the macro's rule in C++ all the same
-            use_text_rows = True
-        else:
-            use_text_rows = use_text
+        # the text rows always: graph-only hits are fused by the macro's rule in C++ all the same,
+        # and the text generation hydrates the hits (4. above)
+        use_text_rows = True
         request = encode_request(
             at_us=(view.valid_at - _EPOCH) // timedelta(microseconds=1), depth=depth, k=params["k"],
             wv=params["wv"], wt=params["wt"], wg=params["wg"],
@@ -239,9 +241,11 @@ class NativeHybridEngine:
                 "pass allow_slow=True")
         if not ranked:
             return [], None
-        ids = [h["memory_id"] for h in ranked]
-        content = {mid: (c, kind) for mid, c, kind in cur.execute(
-            _hydrate_sql(view), {**view.params(tenant), "ids": ids, "lo": min(ids), "hi": max(ids)}).fetchall()}
+        content = {h["memory_id"]: (h["content"], h["kind"]) for h in ranked if h["content"] is not None}
+        ids = [h["memory_id"] for h in ranked if h["content"] is None]
+        if ids:
+            content.update((mid, (c, kind)) for mid, c, kind in cur.execute(
+                _hydrate_sql(view), {**view.params(tenant), "ids": ids, "lo": min(ids), "hi": max(ids)}).fetchall())
         hits = []
         for h in ranked:
             if h["memory_id"] not in content:   # not visible any more: the macro's join drops it too

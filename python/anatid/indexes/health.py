@@ -126,6 +126,9 @@ def parts_problem(kind: str, lengths, parts, header) -> str | None:
     want = _expected_lengths(kind, None if header is None else bytes(header))
     if want is None:
         return f"{kind} generation header is missing or unreadable"
+    if kind == "text" and len(parts or []) == len(want) + 4:    # optional parts 10-13: content and kinds
+        n_docs = int(np.frombuffer(bytes(header), dtype="<i8")[1])
+        want = want + [8 * (n_docs + 1), -1, 8 * (n_docs + 1), -1]
     if list(parts or []) != list(range(len(want))):
         return f"{kind} generation has parts {list(parts or [])}, expected 0..{len(want) - 1}"
     for i, (got, exp) in enumerate(zip(lengths, want)):
