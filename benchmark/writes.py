@@ -9,6 +9,9 @@ benchmark/results/writes.json (docs/benchmarks.md cites them). Also measured: th
 statement profile of a remember (statements per remember, ms in each, the commit),
 and remember on a file preloaded with --preload memories against the fresh file
 (every write statement must cost O(rows written), so the rate must not fall).
+remember_many is profiled the same way (ms per batch in each statement, the rest is
+Python). per_s counts every batch, the ones whose commit ran DuckDB's automatic
+checkpoint included; per_s_at_p50_batch is the typical batch.
 Targets (issue 9): >= 1,000 remember/s with every journal written,
 >= 50,000 memories/s through remember_many, and writes with two readers
 running at >= 0.5x their solo rate.
@@ -125,6 +128,31 @@ def statement_profile(db: Anatid, n: int, rng: random.Random, start: int) -> dic
                              for k, (c, t) in rows]}
 
 
+def batch_profile(db: Anatid, batches: int, batch: int, rng: random.Random, start: int) -> dict:
+    """remember_many's statements (ms per batch in each, the commit included) against its
+    total: what is left is Python (validation, tokenizing, building the relations)."""
+    store = db._store
+    prof: dict[str, list] = {}
+    real = store.cursor()
+    total = 0.0
+    for b in range(batches):
+        items = [item(rng, start + b * batch + i) for i in range(batch)]
+        store._state().cursor = _Traced(real, prof)
+        try:
+            t0 = time.perf_counter()
+            db.remember_many(items)
+            total += time.perf_counter() - t0
+        finally:
+            store._state().cursor = real
+    rows = sorted(prof.items(), key=lambda kv: -kv[1][1])
+    in_sql = sum(t for _, (_, t) in rows)
+    return {"batches": batches, "batch": batch, "ms_per_batch": round(total / batches * 1e3, 1),
+            "ms_in_statements_and_commit": round(in_sql / batches * 1e3, 1),
+            "ms_in_python": round((total - in_sql) / batches * 1e3, 1),
+            "by_statement": [{"statement": k, "per_batch": round(c / batches, 2),
+                              "ms_per_batch": round(t / batches * 1e3, 2)} for k, (c, t) in rows]}
+
+
 def preloaded_comparison(folder: str, preload: int, n: int, empty: dict, rng: random.Random) -> dict:
     """remember on a file already holding `preload` memories against the fresh file: every
     write statement must cost O(rows written), so the rate must not fall with file size."""
@@ -192,7 +220,9 @@ def main() -> None:
         assert len(got) == batch
         total += batch
     many = {"batches": n_batches, "batch": batch, "per_s": round(total / sum(batch_lat), 1),
-            "p50_batch_ms": round(pct(batch_lat, 0.5) * 1e3, 1), "p95_batch_ms": round(pct(batch_lat, 0.95) * 1e3, 1)}
+            "p50_batch_ms": round(pct(batch_lat, 0.5) * 1e3, 1), "p95_batch_ms": round(pct(batch_lat, 0.95) * 1e3, 1),
+            "per_s_at_p50_batch": round(batch / pct(batch_lat, 0.5), 1)}
+    many_profile = batch_profile(db, 4, batch, rng, 5 * 10**5)
 
     stop = threading.Event()
     reads = [0, 0]
@@ -230,7 +260,8 @@ def main() -> None:
         "remember_one_thread": solo, "remember_many": many,
         "remember_solo_again": solo2, "remember_with_two_readers": busy, "reads_done": reads,
         "ratio_busy_to_solo": round(busy["per_s"] / solo2["per_s"], 3), "memories_at_end": memories,
-        "statement_profile_fresh": profile_fresh, "file_size_comparison": sizes,
+        "statement_profile_fresh": profile_fresh, "remember_many_profile": many_profile,
+        "file_size_comparison": sizes,
         "targets": {"remember_per_s": 1000, "remember_many_per_s": 50000, "ratio_busy_to_solo": 0.5},
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
