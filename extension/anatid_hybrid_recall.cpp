@@ -11,6 +11,10 @@
 //   2 vector generation  a = gen_id, b = nonce
 //   3 text journal       a = memory_id, b = seq, c = vf, d = vt, len = doc_len, terms, tfs
 //   4 vector journal     a = memory_id, b = seq, c = vf, d = vt, norm, embedding
+//   5 ANN candidate      a = memory_id, c = vf, d = vt, norm, embedding (anatid_ann_search's rows,
+//                        python/anatid/indexes/ann.py): with any kind-5 row the candidates stand
+//                        in for the vector generation (none is needed) and are scored exactly;
+//                        a journal row of the same memory always overrides its candidate
 // The latest journal row (largest seq) of a memory wins, as in the macro. The request is
 // one constant BLOB (little-endian, packed by native_hybrid.encode_request):
 //   int64 valid_at_us, depth, k; double wv, wt, wg; int64 vector_ceiling (-1: none);
@@ -62,6 +66,7 @@ struct State {
 	bool have_request = false;
 	std::string request;
 	bool have_text_gen = false, have_vec_gen = false;
+	bool ann = false; // kind-5 rows: the vector arm ranks ANN candidates + journal, no generation
 	GenerationKey text_gen {0, 0}, vec_gen {0, 0};
 	std::unordered_map<int64_t, JournalRow> text, vec; // latest row per memory
 };
@@ -121,11 +126,15 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 			(kind == 1 ? s.have_text_gen : s.have_vec_gen) = true;
 			continue;
 		}
-		if (kind != 3 && kind != 4) {
-			throw std::invalid_argument("anatid_hybrid_recall: kind must be 1, 2, 3 or 4");
+		if (kind < 3 || kind > 5) {
+			throw std::invalid_argument("anatid_hybrid_recall: kind must be 1, 2, 3, 4 or 5");
 		}
 		JournalRow r;
 		Scalar(vec(kB), row, r.seq);
+		if (kind == 5) {
+			r.seq = INT64_MIN; // below every journal row
+			s.ann = true;
+		}
 		Scalar(vec(kC), row, r.vf);
 		Scalar(vec(kD), row, r.vt);
 		if (kind == 3) {
@@ -160,6 +169,7 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 			dst.text_gen = src.text_gen;
 			dst.have_text_gen = true;
 		}
+		dst.ann = dst.ann || src.ann;
 		if (src.have_vec_gen) {
 			dst.vec_gen = src.vec_gen;
 			dst.have_vec_gen = true;
@@ -300,7 +310,7 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 		}
 	}
 	req.use_vector = !query.empty();
-	if (req.use_vector) {
+	if (req.use_vector && !s.ann) {
 		if (!s.have_vec_gen) {
 			sentinel = {-1, 3};
 			return {};
@@ -315,6 +325,8 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 			sentinel = {-1, 4};
 			return {};
 		}
+	}
+	if (req.use_vector) {
 		CosineInput &v = req.vector;
 		v.base = vbase.get();
 		v.query = query.data();

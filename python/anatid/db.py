@@ -125,6 +125,12 @@ class Anatid:
         from .verbs.indexes import rebuild_fts_index
         return rebuild_fts_index(self._store)
 
+    def build_ann_index(self, **kw) -> dict:
+        """Opt this tenant into the approximate (HNSW) vector index and build it now; see
+        anatid.indexes.ann.build_ann_index and docs/indexes.md (ANN)."""
+        from .indexes.ann import build_ann_index
+        return build_ann_index(self._store, **kw)
+
     def index_health(self, **kw) -> list[dict]:
         """Per index (graph, text, vector) and tenant: one reason (`fresh`, `stale_generation`,
         `unvalidated`, `historical_query`, `rebuild_in_progress`, `load_failure`, `damaged_base`,

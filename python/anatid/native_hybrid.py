@@ -170,9 +170,14 @@ class NativeHybridEngine:
                                                                        ("graph", use_graph)) if used]):
             fallback = ("a generation failed its checks: the SQL oracle answers until maintain_indexes()",
                         "damaged_base")
+        ann_plan, ann_note = None, None
+        if fallback is None and use_vector:   # the opt-in ANN vector index (anatid.indexes.ann)
+            from .indexes import ann
+            ann_plan, ann_note = ann.plan(self.store, cur, tenant, params["depth"], allow_slow)
         if fallback is None:
             try:
-                hits, why = self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow)
+                hits, why = self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
+                                       ann_plan)
                 # the macro parses generations this process has not: check their stored bytes first
                 reason = None if hits is not None else health.guard_hybrid(self.store, cur, tenant, text=use_text,
                                                                            vector=use_vector)
@@ -189,11 +194,16 @@ class NativeHybridEngine:
         arms = tuple(a for a, used in zip(ARMS, (use_vector, use_text, use_graph)) if used)
         if hits is None:
             notes = list(notes) + [f"answered by the anatid.anatid_hybrid macro: {why}"]
-            hits = self._macro(cur, params, use_vector, use_text, use_graph, seeds_given, allow_slow)
+            # an ANN generation that answers means the exact scan is allowed (it is the fallback)
+            hits = self._macro(cur, params, use_vector, use_text, use_graph, seeds_given,
+                               allow_slow or ann_plan is not None)
+            ann_note = ann_note if ann_plan is None else None
+        if ann_note:
+            notes = list(notes) + [ann_note]
         return RecallHits(hits, bm25_stale=False, arms=arms, notes=tuple(notes), engine="native")
 
     # ---- the lean path --------------------------------------------------------------
-    def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow):
+    def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow, ann_plan=None):
         from .native_graph import recall_ids
         from .indexes import graph as graph_index
         from .store import BRUTE_FORCE_CEILING
@@ -227,9 +237,14 @@ class NativeHybridEngine:
         request = encode_request(
             at_us=(view.valid_at - _EPOCH) // timedelta(microseconds=1), depth=depth, k=params["k"],
             wv=params["wv"], wt=params["wt"], wg=params["wg"],
-            vector_ceiling=None if allow_slow else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
+            vector_ceiling=None if allow_slow or ann_plan else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
             qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops)
-        ranked = cur.execute(_RANK_SQL[(use_text_rows, use_vector)], {"tenant": tenant, "request": request}).fetchone()[0]
+        if ann_plan is None:
+            ranked = cur.execute(_RANK_SQL[(use_text_rows, use_vector)], {"tenant": tenant, "request": request}).fetchone()[0]
+        else:   # the vector arm on ANN candidates (anatid.indexes.ann)
+            from .indexes.ann import rank_sql
+            ranked = cur.execute(rank_sql(_TEXT_ROWS if use_text_rows else None),
+                                 {"tenant": tenant, "request": request, "qvec": params["qvec"], **ann_plan}).fetchone()[0]
         if ranked is None:
             return None, "the tenant has no text or vector generation"
         if ranked and ranked[0]["memory_id"] == NEEDS_MACRO:

@@ -86,6 +86,12 @@ def _build(store, index: str, tenants: list[int], all_tenants: bool) -> dict:
             out = {"tenants": built.get("tenants", []), "journal_rows_absorbed": built.get("journal_rows_absorbed", 0)}
         else:
             out = {"tenants": [_build_parts(store, cur, index, t, now) for t in tenants]}
+            if index == "vector":   # an opted-in ANN index is rebuilt over the vector generation just built
+                from ..indexes import ann
+                for entry in out["tenants"]:
+                    built = ann.after_vector_build(store, cur, entry["tenant"], now)
+                    if built is not None:
+                        entry["ann"] = built
         if _before_publish is not None:
             _before_publish(index)
     return out

@@ -1,0 +1,228 @@
+"""The opt-in ANN backend of the vector arm: an HNSW index per tenant (src/hnsw.hpp).
+
+Opt in with `db.build_ann_index()` (or `anatid.indexes.ann.build_ann_index(db)`): it records
+the tenant's settings in anatid_ann_config, then rebuilds the vector generation and, in the
+same transaction, an HNSW generation over exactly the same rows (anatid_ann_gen + _parts,
+one serialized, versioned, checksummed BLOB). From then on every `maintain_indexes()` that
+rebuilds the tenant's vector generation rebuilds its ANN generation too (after_vector_build).
+
+How a recall uses it (native engine only, python/anatid/native_hybrid.py calls plan()):
+- the HNSW search returns `count` candidates of the base (memory id, validity, vector and norm
+  as of the build); anatid_hybrid_recall scores them exactly, like the exact arm, and merges the
+  vector journal: a memory written, corrected, closed or erased since the build has a journal
+  row, which overrides its candidate (erased and closed rows drop out); the validity filter
+  applies after the merge. So the scores are exact; only which base rows were considered is
+  approximate, and RecallHits.notes says so.
+- used when `use_when='always'`, or with the default `'above_ceiling'` when the generation holds
+  more than BRUTE_FORCE_CEILING rows (where the exact scan would raise BruteForceCeilingError).
+  `allow_slow=True` asks for the exact scan and always gets it. kinds/as_of reads, a file
+  without the extension, a stale generation (the vector generation was rebuilt without it) or
+  a damaged one are answered exactly, with a note.
+"""
+from __future__ import annotations
+
+import os
+
+import duckdb
+
+from ..errors import AnatidError, ValidationError
+from ..verbs import journal
+
+USE_WHEN = ("always", "above_ceiling")
+DEFAULT_M = 16
+DEFAULT_EF_CONSTRUCTION = 200
+DEFAULT_EF_SEARCH = 400
+SEED = 42
+
+
+class AnnUnavailableError(AnatidError):
+    """The ANN index needs the native extension, which is not loaded in this process."""
+
+
+# The same rows as the vector generation (anatid.indexes.vector._ROWS).
+_BUILD = """
+INSERT INTO anatid_ann_gen_parts
+SELECT $gen, 0, anatid_ann_build(e.memory_id, epoch_us(m.valid_from),
+                                 coalesce(epoch_us(m.valid_to), 9223372036854775807), e.norm, e.embedding,
+                                 $m, $ef_construction, $seed)
+FROM anatid_embeddings e JOIN anatid_memories m
+  ON m.memory_id = e.memory_id AND m.tenant_id = e.tenant_id AND m.tx_to IS NULL
+WHERE e.tenant_id = $tenant
+HAVING count(*) > 0
+"""
+
+_STATE = """
+SELECT g.gen_id, g.nonce, g.n_rows, c.ef_search, c.use_when, g.vector_gen_id = v.gen_id AS fresh,
+       anatid_ann_resident(g.gen_id, g.nonce) AS resident
+FROM anatid_ann_gen g JOIN anatid_ann_config c ON c.tenant_id = g.tenant_id
+LEFT JOIN anatid_vector_gen v ON v.tenant_id = g.tenant_id
+WHERE g.tenant_id = $tenant
+"""
+
+_LOAD = """
+SELECT anatid_ann_load(g.gen_id, g.nonce, p.payload)
+FROM anatid_ann_gen g JOIN anatid_ann_gen_parts p ON p.gen_id = g.gen_id AND p.part = 0
+WHERE g.tenant_id = $tenant AND NOT anatid_ann_resident(g.gen_id, g.nonce)
+"""
+
+# Rows of kind 5 for anatid_hybrid_recall (see extension/anatid_hybrid_recall.cpp).
+ANN_ROWS = """
+    SELECT 5 AS kind, h.memory_id AS a, NULL::BIGINT AS b, h.vf AS c, h.vt AS d, NULL::INTEGER AS len,
+           h.norm AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs, h.embedding AS emb
+    FROM (SELECT unnest(anatid_ann_search($ann_gen, $ann_nonce, $qvec, $ann_count, $ann_ef)) AS h)
+    UNION ALL
+    SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
+
+
+def rank_sql(text_rows: str | None) -> str:
+    """The lean recall statement with the vector arm on ANN candidates (text_rows: the text
+    generation and journal rows of native_hybrid, or None when the text arm does not run)."""
+    rows = ANN_ROWS if text_rows is None else f"{text_rows} UNION ALL{ANN_ROWS}"
+    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, terms, tfs, emb, $request) "
+            f"FROM ({rows}) r")
+
+
+def has_tables(cur) -> bool:
+    return cur.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+                       "AND schema_name = current_schema() AND table_name = 'anatid_ann_gen'").fetchone()[0] > 0
+
+
+def plan(store, cur, tenant: int, depth: int, allow_slow: bool) -> tuple[dict | None, str | None]:
+    """(bound parameters for ANN_ROWS, note) when the ANN generation should answer this
+    recall's vector arm, else (None, why not or None). Loads the generation on a miss."""
+    if allow_slow or not store.native.loaded:
+        return None, None
+    try:
+        row = cur.execute(_STATE, {"tenant": tenant}).fetchone()
+    except duckdb.CatalogException:      # a file written before the ANN index existed, opened read-only
+        return None, None
+    if row is None:
+        return None, None
+    gen, nonce, n_rows, ef_search, use_when, fresh, resident = row
+    from ..store import BRUTE_FORCE_CEILING
+    if n_rows == 0 or (use_when == "above_ceiling" and n_rows <= BRUTE_FORCE_CEILING):
+        return None, None
+    if not fresh:
+        return None, ("the ANN generation is stale (the vector index was rebuilt without it): exact scan; "
+                      "maintain_indexes() or build_ann_index() rebuilds it")
+    if not resident:
+        try:
+            cur.execute(_LOAD, {"tenant": tenant}).fetchall()
+        except duckdb.Error as exc:
+            return None, f"the ANN generation could not be loaded ({str(exc).splitlines()[0]}): exact scan"
+    count = min(max(2 * depth, depth + 50), 100_000)
+    ef = min(max(int(ef_search), count), 100_000)
+    params = {"ann_gen": gen, "ann_nonce": nonce, "ann_count": count, "ann_ef": ef}
+    note = (f"vector arm: approximate (HNSW ANN generation {gen}, ef_search={ef}, {count} candidates "
+            f"scored exactly with the vector journal merged); allow_slow=True scans exactly")
+    return params, note
+
+
+# ---- building ---------------------------------------------------------------------------
+
+def _validated(m, ef_construction, ef_search, use_when) -> tuple[int, int, int, str]:
+    def whole(value, name, low, high):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValidationError(name, f"{value!r} is not an integer in {low}..{high}", f"an integer in {low}..{high}")
+        return value
+    if use_when not in USE_WHEN:
+        raise ValidationError("use_when", f"{use_when!r} is not one of {USE_WHEN}",
+                              "'above_ceiling' (only where the exact scan would be refused) or 'always'")
+    return (whole(m, "m", 2, 256), whole(ef_construction, "ef_construction", 1, 100_000),
+            whole(ef_search, "ef_search", 1, 100_000), use_when)
+
+
+def build_ann_index(db, *, m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF_CONSTRUCTION,
+                    ef_search: int = DEFAULT_EF_SEARCH, use_when: str = "above_ceiling",
+                    all_tenants: bool = False) -> dict:
+    """Opt this handle's tenant (or every tenant) into the ANN vector index and build it
+    now, with the vector generation it covers, in one transaction: the maintain_indexes()
+    report of the vector index, each tenant's entry with an 'ann' part."""
+    store = getattr(db, "_store", db)
+    m, ef_construction, ef_search, use_when = _validated(m, ef_construction, ef_search, use_when)
+    if not isinstance(all_tenants, bool):
+        raise ValidationError("all_tenants", f"expected a bool, got {type(all_tenants).__name__}", "True or False")
+    if not store.native.loaded:
+        raise AnnUnavailableError("the ANN index is built and searched by the native extension, which is not "
+                                  f"loaded ({store.native.reason}); recall keeps scanning exactly")
+    from ..verbs.indexes import maintain_indexes
+    from .text import tenants
+    with store.write() as cur:
+        for t in tenants(store, cur, all_tenants):
+            cur.execute("DELETE FROM anatid_ann_config WHERE tenant_id = $t", {"t": t})
+            cur.execute("INSERT INTO anatid_ann_config VALUES ($t, $m, $efc, $efs, $use)",
+                        {"t": t, "m": m, "efc": ef_construction, "efs": ef_search, "use": use_when})
+        # maintain_indexes opens its own write; inside ours it joins this transaction
+        return maintain_indexes(store, indexes=("vector",), force=True, all_tenants=all_tenants)["vector"]
+
+
+def drop_ann_index(db, *, all_tenants: bool = False) -> None:
+    """Opt out: drop the tenant's ANN generation and settings (recall scans exactly again)."""
+    store = getattr(db, "_store", db)
+    from .text import tenants
+    with store.write() as cur:
+        for t in tenants(store, cur, all_tenants):
+            _drop(cur, t)
+            cur.execute("DELETE FROM anatid_ann_config WHERE tenant_id = $t", {"t": t})
+
+
+def _drop(cur, tenant: int) -> None:
+    cur.execute("DELETE FROM anatid_ann_gen_parts WHERE gen_id IN "
+                "(SELECT gen_id FROM anatid_ann_gen WHERE tenant_id = $t)", {"t": tenant})
+    cur.execute("DELETE FROM anatid_ann_gen WHERE tenant_id = $t", {"t": tenant})
+
+
+def after_vector_build(store, cur, tenant: int, now) -> dict | None:
+    """Called by maintain_indexes right after it published `tenant`'s vector generation, in
+    its transaction: rebuild the ANN generation over the same rows when the tenant opted in."""
+    if not has_tables(cur):
+        return None
+    cfg = cur.execute("SELECT m, ef_construction FROM anatid_ann_config WHERE tenant_id = $t",
+                      {"t": tenant}).fetchone()
+    if cfg is None:
+        return None
+    _drop(cur, tenant)
+    if not store.native.loaded:      # a SQL-only writer: the stale generation is gone, reads scan exactly
+        return {"skipped": "the native extension is not loaded"}
+    vgen = cur.execute("SELECT gen_id FROM anatid_vector_gen WHERE tenant_id = $t", {"t": tenant}).fetchone()
+    gen = store.ids.take()[0]
+    nonce = int.from_bytes(os.urandom(8), "little", signed=True)
+    cur.execute(_BUILD, {"gen": gen, "tenant": tenant, "m": int(cfg[0]), "ef_construction": int(cfg[1]),
+                         "seed": SEED})
+    n = cur.execute("SELECT count(*) > 0 FROM anatid_ann_gen_parts WHERE gen_id = $g", {"g": gen}).fetchone()[0]
+    rows = cur.execute("""SELECT count(*) FROM anatid_embeddings e JOIN anatid_memories m
+                          ON m.memory_id = e.memory_id AND m.tenant_id = e.tenant_id AND m.tx_to IS NULL
+                          WHERE e.tenant_id = $t""", {"t": tenant}).fetchone()[0] if n else 0
+    cur.execute("INSERT INTO anatid_ann_gen VALUES ($t, $g, $nonce, $now, $n, $v, $seed)",
+                {"t": tenant, "g": gen, "nonce": nonce, "now": now, "n": rows,
+                 "v": vgen[0] if vgen else 0, "seed": SEED})
+    return {"generation_id": str(gen), "rows": rows, "m": int(cfg[0]), "ef_construction": int(cfg[1])}
+
+
+def status(store, cur, tenant: int) -> dict | None:
+    """For index_health/doctor/stats: the tenant's ANN settings and generation, or None."""
+    if not has_tables(cur):
+        return None
+    row = cur.execute("""
+        SELECT c.use_when, c.m, c.ef_construction, c.ef_search, g.gen_id, g.n_rows, g.built_at,
+               g.vector_gen_id = v.gen_id AS fresh
+        FROM anatid_ann_config c LEFT JOIN anatid_ann_gen g ON g.tenant_id = c.tenant_id
+        LEFT JOIN anatid_vector_gen v ON v.tenant_id = c.tenant_id
+        WHERE c.tenant_id = $t""", {"t": tenant}).fetchone()
+    if row is None:
+        return None
+    use_when, m, efc, efs, gen, n, built_at, fresh = row
+    state = "absent" if gen is None else ("fresh" if fresh else "stale_generation")
+    return {"state": state, "use_when": use_when, "m": m, "ef_construction": efc, "ef_search": efs,
+            "generation_id": None if gen is None else str(gen), "rows": n, "built_at": built_at}
+
+
+# A hard forget must leave no trace of the vector, and the ANN generation holds it: drop the
+# generation (the settings stay; the next maintain_indexes() rebuilds it). Reads scan exactly
+# meanwhile, like the vector index's own erase (indexes.text.erase_from_index).
+def _erase(store, cur, memory_id: int) -> None:
+    if has_tables(cur):
+        _drop(cur, store.tenant)
+
+
+journal.register("memory_erased", _erase)

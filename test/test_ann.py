@@ -1,0 +1,220 @@
+"""The opt-in ANN vector index (anatid.indexes.ann): recall against the exact scan, the
+journal merge (writes, corrections, forgets since the build), when it is used, and what
+happens when it is stale, damaged or erased. The exact scan (allow_slow=True) is the oracle.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import anatid.store
+from anatid import Anatid, BruteForceCeilingError
+from anatid.errors import ValidationError
+from anatid.indexes import ann
+
+from conftest import at
+
+DIM = 24
+
+
+def _data(n: int, seed: int = 3) -> np.ndarray:
+    """Seeded clustered vectors: 40 centres plus noise."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(40, DIM))
+    return (centres[rng.integers(0, 40, n)] + 0.7 * rng.normal(size=(n, DIM))).astype(np.float32)
+
+
+def _queries(x: np.ndarray, count: int, seed: int = 9) -> list[list[float]]:
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(x), count)
+    return [(x[i] + 0.4 * rng.normal(size=DIM)).tolist() for i in picks]
+
+
+def _open(tmp_path, name="ann.anatid"):
+    db = Anatid.open(str(tmp_path / name), tenant=1, embedding_dim=DIM)
+    if not db.native.loaded:
+        db.close()
+        pytest.skip(f"the ANN index needs the native extension: {db.native.reason}")
+    return db
+
+
+def _fill(db, x: np.ndarray, start: float = 0.0) -> list[int]:
+    mems = db.remember_many([{"content": f"fact {i}", "embedding": x[i].tolist()} for i in range(len(x))],
+                            now=at(start))
+    return [int(m) for m in mems]
+
+
+def _ids(hits) -> list[int]:
+    return [h.memory_id for h in hits]
+
+
+def _is_ann(hits) -> bool:
+    return any(n.startswith("vector arm: approximate") for n in hits.notes)
+
+
+def test_recall_at_10_and_50_against_exact_at_5k(tmp_path):
+    x = _data(5000)
+    with _open(tmp_path) as db:
+        _fill(db, x)
+        report = db.build_ann_index(use_when="always")
+        assert report["tenants"][0]["ann"]["rows"] == 5000
+        found10 = found50 = 0
+        queries = _queries(x, 40)
+        for q in queries:
+            approx = db.recall("", embedding=q, k=50)
+            exact = db.recall("", embedding=q, k=50, allow_slow=True)
+            assert _is_ann(approx) and not _is_ann(exact)
+            found10 += len(set(_ids(approx)[:10]) & set(_ids(exact)[:10]))
+            found50 += len(set(_ids(approx)) & set(_ids(exact)))
+            # the scores are exact: every id both found sits in the same relative order
+            common = [i for i in _ids(exact) if i in set(_ids(approx))]
+            assert [i for i in _ids(approx) if i in set(common)] == common
+        assert found10 / (10 * len(queries)) >= 0.99
+        assert found50 / (50 * len(queries)) >= 0.99
+
+
+def test_an_exhaustive_search_equals_the_exact_scan_through_random_writes(tmp_path):
+    # ef_search >= rows makes the HNSW search visit the whole (connected) graph, so any
+    # difference from the exact scan would be the journal merge's fault.
+    rng = np.random.default_rng(5)
+    x = _data(600, seed=11)
+    with _open(tmp_path) as db:
+        ids = _fill(db, x)
+        db.build_ann_index(use_when="always", ef_search=2000)
+        clock = 10.0
+        for step in range(60):
+            clock += 1
+            op = rng.integers(0, 4)
+            if op == 0:
+                m = db.remember(f"new {step}", embedding=rng.normal(size=DIM).tolist(), now=at(clock))
+                ids.append(m.memory_id)
+            elif op == 1:
+                victim = ids.pop(int(rng.integers(0, len(ids))))
+                db.forget(victim, now=at(clock))
+            elif op == 2:
+                old = ids.pop(int(rng.integers(0, len(ids))))
+                ids.append(db.supersede(old, f"corrected {step}", now=at(clock)).memory_id)
+            else:
+                m = db.remember(f"valid later {step}", embedding=rng.normal(size=DIM).tolist(),
+                                valid_from=at(clock + 10_000), now=at(clock))
+            if step % 6 == 5:
+                for q in _queries(x, 3, seed=step):
+                    approx = db.recall("", embedding=q, k=30)
+                    exact = db.recall("", embedding=q, k=30, allow_slow=True)
+                    assert _is_ann(approx)
+                    assert _ids(approx) == _ids(exact)
+                    assert [h.score for h in approx] == [h.score for h in exact]
+
+
+def test_hybrid_with_text_and_ann_equals_exact_when_exhaustive(tmp_path):
+    x = _data(400, seed=2)
+    with _open(tmp_path) as db:
+        for i in range(400):
+            db.remember(f"note {i} about {'coffee' if i % 7 == 0 else 'tea'}", embedding=x[i].tolist(),
+                        entities=["Ada"] if i % 11 == 0 else None, now=at(i))
+        db.maintain_indexes()
+        db.build_ann_index(use_when="always", ef_search=1000)
+        q = _queries(x, 1)[0]
+        for _ in range(2):   # the first call may parse the text generation through the macro
+            approx = db.recall("coffee Ada", embedding=q, k=10)
+        exact = db.recall("coffee Ada", embedding=q, k=10, allow_slow=True)
+        assert _is_ann(approx)
+        assert _ids(approx) == _ids(exact) and [h.sources for h in approx] == [h.sources for h in exact]
+
+
+def test_above_ceiling_only_by_default(tmp_path, monkeypatch):
+    x = _data(1200)
+    with _open(tmp_path) as db:
+        _fill(db, x)
+        db.maintain_indexes()
+        monkeypatch.setattr(anatid.store, "BRUTE_FORCE_CEILING", 1000)
+        q = _queries(x, 1)[0]
+        with pytest.raises(BruteForceCeilingError):
+            db.recall("", embedding=q, k=10)
+        db.build_ann_index()                        # use_when='above_ceiling'
+        hits = db.recall("", embedding=q, k=10)
+        assert _is_ann(hits) and len(hits) == 10
+        assert not _is_ann(db.recall("", embedding=q, k=10, allow_slow=True))
+        monkeypatch.setattr(anatid.store, "BRUTE_FORCE_CEILING", 100_000)
+        assert not _is_ann(db.recall("", embedding=q, k=10))   # below the ceiling: exact
+
+
+def test_maintain_keeps_it_fresh_and_a_bypassed_rebuild_makes_it_stale(tmp_path):
+    x = _data(300)
+    with _open(tmp_path) as db:
+        _fill(db, x)
+        db.build_ann_index(use_when="always")
+        db.remember("later", embedding=x[0].tolist(), now=at(100))
+        report = db.maintain_indexes()
+        assert "ann" in report["vector"]["tenants"][0]
+        q = _queries(x, 1)[0]
+        assert _is_ann(db.recall("", embedding=q, k=5))
+        from anatid.indexes import vector
+        vector.rebuild_vector_index(db)            # bypasses maintain_indexes: the ANN no longer covers it
+        hits = db.recall("", embedding=q, k=5)
+        assert not _is_ann(hits)
+        assert any("ANN generation is stale" in n for n in hits.notes)
+        assert _ids(hits) == _ids(db.recall("", embedding=q, k=5, allow_slow=True))
+
+
+def test_a_damaged_generation_is_reported_and_the_exact_scan_answers(tmp_path):
+    x = _data(300)
+    with _open(tmp_path) as db:
+        _fill(db, x)
+        db.build_ann_index(use_when="always")
+        con = db.connection
+        # flip a byte in the middle and change the nonce, so this process must parse it again
+        blob = bytearray(con.execute("SELECT payload FROM anatid_ann_gen_parts").fetchone()[0])
+        blob[len(blob) // 2] ^= 0xFF
+        con.execute("UPDATE anatid_ann_gen_parts SET payload = $p", {"p": bytes(blob)})
+        con.execute("UPDATE anatid_ann_gen SET nonce = nonce + 1")
+        q = _queries(x, 1)[0]
+        hits = db.recall("", embedding=q, k=5)
+        assert not _is_ann(hits)
+        assert any("could not be loaded" in n and "checksum" in n for n in hits.notes)
+        assert _ids(hits) == _ids(db.recall("", embedding=q, k=5, allow_slow=True))
+
+
+def test_a_hard_forget_drops_the_generation_that_holds_the_vector(tmp_path):
+    x = _data(200)
+    with _open(tmp_path) as db:
+        ids = _fill(db, x)
+        db.build_ann_index(use_when="always")
+        db.forget(ids[0], hard=True, now=at(50))
+        con = db.connection
+        assert con.execute("SELECT count(*) FROM anatid_ann_gen").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM anatid_ann_gen_parts").fetchone()[0] == 0
+        assert ann.status(db._store, con, 1)["state"] == "absent"     # still opted in
+        db.maintain_indexes()
+        assert ann.status(db._store, con, 1)["state"] == "fresh"
+        q = x[0].tolist()
+        assert ids[0] not in _ids(db.recall("", embedding=q, k=10))
+
+
+def test_bad_settings_are_refused_and_leave_the_file_unchanged(tmp_path):
+    with _open(tmp_path) as db:
+        _fill(db, _data(50))
+        for kw in ({"m": 1}, {"m": "16"}, {"ef_construction": 0}, {"ef_search": True}, {"use_when": "sometimes"}):
+            with pytest.raises(ValidationError):
+                db.build_ann_index(**kw)
+        assert db.connection.execute("SELECT count(*) FROM anatid_ann_config").fetchone()[0] == 0
+
+
+def test_a_rebuild_of_the_same_rows_gives_the_same_bytes(tmp_path):
+    with _open(tmp_path) as db:
+        _fill(db, _data(300))
+        payload = "SELECT payload FROM anatid_ann_gen_parts"
+        db.build_ann_index(use_when="always")
+        first = db.connection.execute(payload).fetchone()[0]
+        db.build_ann_index(use_when="always")
+        assert db.connection.execute(payload).fetchone()[0] == first
+        db.build_ann_index(use_when="always", m=8)
+        assert db.connection.execute(payload).fetchone()[0] != first
+
+
+def test_without_the_extension_it_says_what_to_do(tmp_path, monkeypatch):
+    with Anatid.open(str(tmp_path / "sql.anatid"), tenant=1, embedding_dim=DIM) as db:
+        from anatid._native import NativeStatus
+        monkeypatch.setattr(db._store, "native", NativeStatus(False, "disabled by the test"))
+        with pytest.raises(ann.AnnUnavailableError, match="native extension"):
+            db.build_ann_index()
