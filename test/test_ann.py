@@ -155,6 +155,23 @@ def test_maintain_keeps_it_fresh_and_a_bypassed_rebuild_makes_it_stale(tmp_path)
         assert not _is_ann(hits)
         assert any("ANN generation is stale" in n for n in hits.notes)
         assert _ids(hits) == _ids(db.recall("", embedding=q, k=5, allow_slow=True))
+        entry = [e for e in db.index_health() if e["index"] == "ann"]
+        assert [(e["reason"], e["due"]) for e in entry] == [("stale_generation", True)]
+        assert any(f.check == "index_stale_generation" and "ann@1" in f.sample_ids for f in db.doctor().findings)
+        db.maintain_indexes()                      # a due ANN generation is rebuilt with its vector generation
+        assert [e["reason"] for e in db.index_health() if e["index"] == "ann"] == ["fresh"]
+        assert _is_ann(db.recall("", embedding=q, k=5))
+
+
+def test_index_health_lists_it_only_when_opted_in(tmp_path):
+    with _open(tmp_path) as db:
+        _fill(db, _data(50))
+        db.maintain_indexes()
+        assert "ann" not in {e["index"] for e in db.index_health()}
+        db.build_ann_index()
+        assert [(e["reason"], e["base_rows"]) for e in db.index_health() if e["index"] == "ann"] == [("fresh", 50)]
+        ann.drop_ann_index(db)
+        assert "ann" not in {e["index"] for e in db.index_health()}
 
 
 def test_a_damaged_generation_is_reported_and_the_exact_scan_answers(tmp_path):

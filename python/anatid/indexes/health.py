@@ -394,4 +394,20 @@ def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy 
                 fired = policy.triggers(pending=int(pending), base_rows=int(base or 0), age_seconds=entry["age_seconds"])
                 entry.update(reason="stale_generation" if fired else "fresh", due=bool(fired),
                              detail=", ".join(fired))
+    out += _ann_entries(store, cur, tenants)
+    return out
+
+
+def _ann_entries(store, cur, tenants) -> list[dict]:
+    """The opt-in ANN index (anatid.indexes.ann): an entry only for a tenant that opted in;
+    due when its generation is absent or no longer covers the vector generation."""
+    from . import ann
+    out = []
+    for t in tenants:
+        st = ann.status(store, cur, t)
+        if st is not None:
+            out.append({"index": "ann", "tenant": t, "reason": st["state"], "due": st["state"] != "fresh",
+                        "generation_id": st["generation_id"], "base_rows": int(st["rows"] or 0), "pending_rows": 0,
+                        "ratio": None, "age_seconds": None,
+                        "detail": f"HNSW m={st['m']} ef_search={st['ef_search']} use_when={st['use_when']}"})
     return out

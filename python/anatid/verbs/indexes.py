@@ -50,6 +50,8 @@ def maintain_indexes(store, *, policy: MaintenancePolicy | None = None, all_tena
             progress(step, len(indexes), f"{index} index")
         mine = [e for e in entries if e["index"] == index]
         due = [e["tenant"] for e in mine if force or e["due"]]
+        if index == "vector":   # an ANN generation that is due is rebuilt with its vector generation
+            due += sorted({e["tenant"] for e in entries if e["index"] == "ann" and e["due"]} - set(due))
         skipped = [{"tenant": e["tenant"], "reason": e["reason"]} for e in mine if e["tenant"] not in due]
         if index == "graph" and due and not store.native.loaded:
             skipped += [{"tenant": t, "reason": "load_failure"} for t in due]
