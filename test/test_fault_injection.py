@@ -56,7 +56,7 @@ BUILD = textwrap.dedent("""
 
 SCENARIOS = ["text_truncated", "text_flipped", "vector_flipped", "graph_flipped", "graph_truncated",
              "text_deleted", "graph_deleted", "postings_dropped", "text_journal_truncated",
-             "graph_journal_truncated", "journals_reordered", "race", "crash", "binary", "other_version", "graph_marker_lost"]
+             "graph_journal_truncated", "journal_truncated_later", "journals_reordered", "race", "crash", "binary", "other_version", "graph_marker_lost"]
 
 
 def run(code: str, *args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
@@ -128,12 +128,8 @@ def flip(data: bytes, at: int) -> bytes:
     return data[:at] + bytes([data[at] ^ 0x5A]) + data[at + 1:]
 
 
-def assert_bypassed(db: Anatid, index: str, reason: str, reads: tuple[str, ...], health_first: bool = False):
-    """Reads meet the damage on their own (before index_health() has looked), unless
-    health_first: a lost journal row is found only by index_health() or maintenance,
-    which then flag the index for every read in this process."""
-    if health_first:
-        assert reasons(db)[(index, 1)] == reason
+def assert_bypassed(db: Anatid, index: str, reason: str, reads: tuple[str, ...]):
+    """Reads meet the damage on their own, before index_health() has looked."""
     got = queries(db)
     assert reasons(db)[(index, 1)] == reason
     assert got["answers"] == oracle(db)
@@ -218,16 +214,35 @@ def test_postings_dropped_under_an_intact_doc_map_are_caught_by_validation(files
 # ---- the journals ----------------------------------------------------------------------
 
 def test_a_truncated_text_journal_is_found_and_bypassed(files):
+    """The read's journal invariant: a memory written after the base has no text journal row."""
     with open_copy(files, "text_journal_truncated") as db:
         db.connection.execute("DELETE FROM anatid_text_journal WHERE tenant_id = 1")   # the post-build write's row
-        assert_bypassed(db, "text", "damaged_base", ("text", "hybrid"), health_first=True)
+        assert_bypassed(db, "text", "damaged_base", ("text", "hybrid"))
         assert "tape engine written after the build" in [h.content for h in db.recall("written after", k=5)]
+        assert db.doctor().finding("index_damaged_base").sample_ids == ("text@1",)
+        db.maintain_indexes()
+        assert reasons(db)[("text", 1)] == "fresh" and queries(db)["answers"] == oracle(db)
 
 
 def test_a_truncated_graph_journal_is_found_and_bypassed(files):
+    """The read's journal invariant: an ABOUT edge written after the base has no graph journal row."""
     with open_copy(files, "graph_journal_truncated") as db:
         db.connection.execute("DELETE FROM anatid_graph_journal WHERE tenant_id = 1 AND op = 3")
-        assert_bypassed(db, "graph", "damaged_base", ("2hop", "ctx"), health_first=True)
+        assert_bypassed(db, "graph", "damaged_base", ("2hop", "ctx"))
+        db.maintain_indexes()
+        assert reasons(db)[("graph", 1)] == "fresh" and queries(db)["answers"] == oracle(db)
+
+
+def test_a_journal_truncated_between_reads_is_met_by_the_next_read(files):
+    """The same handle read (and verified) the journal before it lost a row: the next read
+    sees the row count change and checks again."""
+    with open_copy(files, "journal_truncated_later") as db:
+        before = queries(db)
+        assert before["answers"] == oracle(db) and not any("damaged_base" in n for n in before["notes"].values())
+        db.connection.execute("DELETE FROM anatid_vector_journal WHERE tenant_id = 1")
+        got = queries(db)
+        assert "damaged_base" in got["notes"]["vector"] and got["answers"] == oracle(db)
+        assert reasons(db)[("vector", 1)] == "damaged_base" and reasons(db)[("vector", 2)] != "damaged_base"
 
 
 def test_a_graph_journal_without_its_base_marker(files):

@@ -24,7 +24,9 @@ from .models import Hit, RecallHits
 # fixed amount per call. The three-argument form (with the BLOB) is not used: on a miss
 # the aggregate answers hop = -1 instead of failing (an error would abort the caller's
 # transaction), and we load the generation, then retry.
-_RECALL = "SELECT anatid_graph_recall(entry, $request) FROM anatid_graph_journal WHERE tenant_id = $tenant"
+# count(*): the journal's row count, for the journal invariant (anatid.indexes.health.check_journal).
+_RECALL = ("SELECT anatid_graph_recall(entry, $request), count(*) FROM anatid_graph_journal "
+           "WHERE tenant_id = $tenant")
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -56,12 +58,16 @@ HOP_NEEDS_LOAD = -1
 HOP_NO_GENERATION = -2
 
 
-def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at) -> list[tuple[int, int]] | None:
-    """(memory_id, hop) in recall order, or None when the tenant has no generation."""
+def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
+               store=None) -> list[tuple[int, int]] | None:
+    """(memory_id, hop) in recall order, or None when the tenant has no generation. With
+    `store`, the journal invariant is checked too (health.DamagedBase when it fails)."""
     params = {"request": encode_request(keys, hops, limit, kinds, valid_at), "tenant": tenant}
     for _ in range(3):
         row = cur.execute(_RECALL, params).fetchone()
         hits = row[0] if row else None
+        if hits is not None and (not hits or hits[0]["hop"] >= 0):
+            health.check_journal(store, cur, tenant, ("graph",), row[1])
         if not hits:
             return [] if hits is not None else None
         first = hits[0]
@@ -94,7 +100,7 @@ class NativeGraphEngine:
             why = "damaged_base"
         if why is None:
             try:
-                ids = recall_ids(cur, store.tenant, keys, hops, limit, kinds, view.valid_at)
+                ids = recall_ids(cur, store.tenant, keys, hops, limit, kinds, view.valid_at, store)
             except health.DamagedBase as exc:
                 health.mark_damaged(store, "graph", store.tenant, str(exc))
                 why = "damaged_base"

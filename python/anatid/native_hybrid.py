@@ -109,7 +109,8 @@ _VECTOR_ROWS = """
 
 def _rank_sql(use_text: bool, use_vector: bool) -> str:
     rows = " UNION ALL".join(r for r, used in ((_TEXT_ROWS, use_text), (_VECTOR_ROWS, use_vector)) if used)
-    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, terms, tfs, emb, $request) "
+    # count(*): the rows scanned, for the journal invariant (anatid.indexes.health.check_journal)
+    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, terms, tfs, emb, $request), count(*) "
             f"FROM ({rows}) r")
 
 
@@ -181,8 +182,8 @@ class NativeHybridEngine:
                 # the macro parses generations this process has not: check their stored bytes first
                 reason = None if hits is not None else health.guard_hybrid(self.store, cur, tenant, text=use_text,
                                                                            vector=use_vector)
-            except health.DamagedBase as exc:     # the graph generation, met by the lean path's graph arm
-                health.mark_damaged(self.store, "graph", tenant, str(exc))
+            except health.DamagedBase as exc:     # a generation or journal the lean path found damaged
+                health.mark_damaged(self.store, exc.index, tenant, str(exc))
                 reason = "damaged_base"
             if reason is not None:
                 fallback = (f"the SQL oracle answers: {reason}", reason)
@@ -205,7 +206,7 @@ class NativeHybridEngine:
     # ---- the lean path --------------------------------------------------------------
     def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow, ann_plan=None):
         from .native_graph import recall_ids
-        from .indexes import graph as graph_index
+        from .indexes import graph as graph_index, health
         from .store import BRUTE_FORCE_CEILING
         query = params.get("query", "")
         toks = ascii_tokens(query)
@@ -226,7 +227,7 @@ class NativeHybridEngine:
             if keys and not graph_index.has_tables(self.store, cur):
                 return None, "the file has no graph index tables"
             if keys:
-                found = recall_ids(cur, tenant, keys, 2, depth, None, view.valid_at)
+                found = recall_ids(cur, tenant, keys, 2, depth, None, view.valid_at, store=self.store)
                 if found is None:
                     return None, "no graph generation for this tenant"
                 gids = [m for m, _ in found]
@@ -234,13 +235,15 @@ class NativeHybridEngine:
         # the text rows always: graph-only hits are fused by the macro's rule in C++ all the same,
         # and the text generation hydrates the hits (4. above)
         use_text_rows = True
+        journal_rows = None     # the rank statement's count(*): the journal invariant's fingerprint
         request = encode_request(
             at_us=(view.valid_at - _EPOCH) // timedelta(microseconds=1), depth=depth, k=params["k"],
             wv=params["wv"], wt=params["wt"], wg=params["wg"],
             vector_ceiling=None if allow_slow or ann_plan else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
             qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops)
         if ann_plan is None:
-            ranked = cur.execute(_RANK_SQL[(use_text_rows, use_vector)], {"tenant": tenant, "request": request}).fetchone()[0]
+            ranked, journal_rows = cur.execute(_RANK_SQL[(use_text_rows, use_vector)],
+                                               {"tenant": tenant, "request": request}).fetchone()
         else:   # the vector arm on ANN candidates (anatid.indexes.ann)
             from .indexes.ann import rank_sql
             ranked = cur.execute(rank_sql(_TEXT_ROWS if use_text_rows else None),
@@ -249,6 +252,8 @@ class NativeHybridEngine:
             return None, "the tenant has no text or vector generation"
         if ranked and ranked[0]["memory_id"] == NEEDS_MACRO:
             return None, "a text or vector generation is missing or not yet parsed in this process"
+        health.check_journal(self.store, cur, tenant, tuple(
+            i for i, used in (("text", use_text_rows), ("vector", use_vector)) if used), journal_rows)
         if ranked and ranked[0]["memory_id"] == OVER_CEILING:
             rows = int(ranked[0]["score"])
             raise BruteForceCeilingError(

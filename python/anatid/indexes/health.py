@@ -16,6 +16,10 @@ Reads never trust a base blindly: before the extension parses a generation that 
 yet in its process cache, `guard_*` compares the stored bytes with the md5 recorded when
 the generation was validated (or, lacking a record, with the lengths its header
 implies). A mismatch sends the read to the SQL oracle with `damaged_base` in its notes.
+
+Reads also check that the journal still holds what was written since the base
+(`check_journal`, "the journal invariant" below): a journal row lost from under a base
+is then met by the next read, not only by index_health().
 """
 from __future__ import annotations
 
@@ -41,10 +45,15 @@ _lock = threading.Lock()
 _building: dict[tuple[str, str, int], int] = {}
 _damaged: dict[tuple[str, str, int], str] = {}
 _verified: set[tuple[str, str, int, int]] = set()
+_published: dict[str, int] = {}      # path -> generations published by maintain_indexes() in this process
 
 
 class DamagedBase(Exception):
-    """Raised by a guard: the stored generation must not be parsed."""
+    """Raised by a guard: the stored generation (of `index`) must not be used."""
+
+    def __init__(self, message: str, index: str = "graph"):
+        super().__init__(message)
+        self.index = index
 
 
 def _key(store, index: str, tenant: int) -> tuple[str, str, int]:
@@ -72,6 +81,7 @@ def clear_damaged(store, index: str, tenants) -> None:
     with _lock:
         for t in tenants:
             _damaged.pop(_key(store, index, t), None)
+        _published[store.path] = _published.get(store.path, 0) + 1   # journal checks start afresh
 
 
 def flagged_any(store, tenant: int, indexes) -> str | None:
@@ -202,7 +212,8 @@ def guard_hybrid(store, cur, tenant: int, *, text: bool, vector: bool) -> str | 
     """None when the native hybrid call may parse what it needs; else why not ('damaged_base').
 
     One small query per read (the generations' ids and whether this process has parsed
-    them); the checksum is computed only for a generation not yet parsed here."""
+    them); the checksum is computed only for a generation not yet parsed here. Then the
+    journal invariant of each generation that has a covered_id (one statement each)."""
     for index, used in (("text", text), ("vector", vector)):
         if used and flagged(store, index, tenant):
             return "damaged_base"
@@ -222,7 +233,118 @@ def guard_hybrid(store, cur, tenant: int, *, text: bool, vector: bool) -> str | 
             return "damaged_base"
         with _lock:
             _verified.add((store.path, kind, int(gen), int(nonce)))
+    for kind in [k for k, _, _, _ in rows]:     # the journal invariant (no row count here: always run)
+        problem = journal_shortfall(store, cur, kind, tenant)
+        if problem is not None:
+            mark_damaged(store, kind, tenant, problem)
+            return "damaged_base"
     return None
+
+
+# ---- the journal invariant (checked by every native read) --------------------------------
+#
+# maintain_indexes() records `covered_id` with each validated generation: an id allocated
+# after the build's snapshot began. Ids grow with time and one process allocates them for
+# a file, so a canonical row with a larger id was committed after that snapshot: the build
+# neither saw it nor deleted its journal rows, which its own transaction wrote. Hence, as
+# long as nothing is lost, for the tenant:
+#
+#   graph   op-3 journal rows of memories > covered  >=  ABOUT edges from memories > covered
+#   text    memories > covered with text journal rows >= memories > covered (version 1)
+#   vector  memories > covered with vector journal rows >= embeddings of memories > covered
+#
+# Rows are appended in id order, so `> covered` (a literal, not a parameter) lets DuckDB's
+# zone maps skip every row group written before the build. Concurrent writes, now=,
+# update's versions (same memory_id, version > 1), remember_many and forget (soft: rows
+# stay; hard: text and vector drop their base, the graph's canonical count shrinks) keep
+# the inequality. It costs one statement, so a read runs it only when the journal's row
+# count (which the read's own statement returns) differs from the count last verified on
+# this handle since the last publish: a loss is met by the first read after the journal
+# changed. What it cannot see: a lost row that is not its memory's only one (an update's
+# latest text), a loss exactly balanced by new rows between two reads, rows of memories
+# written before the build, a base built outside maintain_indexes() (no covered_id) or
+# recorded before covered_id existed; index_health() reconciles ids, and validation
+# rebuilds, for those.
+
+_JOURNAL_CHECK = {
+    "graph": """SELECT (SELECT generation_id FROM anatid_graph_generations WHERE tenant_id = $t),
+                       (SELECT count(*) FROM anatid_graph_journal WHERE tenant_id = $t AND op = 3
+                          AND CAST(split_part(entry, '|', 3) AS BIGINT) > {covered}),
+                       (SELECT count(*) FROM anatid_edges WHERE tenant_id = $t AND kind = 'about'
+                          AND src_id > {covered})""",
+    "text": """SELECT (SELECT gen_id FROM anatid_text_gen WHERE tenant_id = $t),
+                      (SELECT count(DISTINCT memory_id) FROM anatid_text_journal
+                       WHERE tenant_id = $t AND memory_id > {covered}),
+                      (SELECT count(*) FROM anatid_memories WHERE tenant_id = $t AND memory_id > {covered}
+                         AND version = 1)""",
+    "vector": """SELECT (SELECT gen_id FROM anatid_vector_gen WHERE tenant_id = $t),
+                        (SELECT count(DISTINCT memory_id) FROM anatid_vector_journal
+                         WHERE tenant_id = $t AND memory_id > {covered}),
+                        (SELECT count(*) FROM anatid_embeddings WHERE tenant_id = $t AND memory_id > {covered})""",
+}
+_WHAT_IS_MISSING = {"graph": "ABOUT edges written since the base have no graph journal row",
+                    "text": "memories written since the base have no text journal row",
+                    "vector": "embeddings written since the base have no vector journal row"}
+
+
+def has_covered_id(store, cur) -> bool:
+    known = getattr(store, "_index_covered_column", None)
+    if known is None:
+        known = has_validations(store, cur) and cur.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE database_name = current_database() "
+            "AND schema_name = current_schema() AND table_name = $t AND column_name = 'covered_id'",
+            {"t": VALIDATIONS}).fetchone()[0] == 1
+        if store is not None:
+            store._index_covered_column = known
+    return known
+
+
+def _covered(store, cur, index: str, tenant: int) -> tuple[int, int] | None:
+    """(generation id, covered_id) of the tenant's validation record, cached on the handle
+    until the next publish in this process; None when there is nothing to check against."""
+    cache = store.__dict__.setdefault("_journal_covered", {})
+    key = (index, int(tenant), _published.get(store.path, 0))
+    if key not in cache:
+        row = None
+        if has_covered_id(store, cur):
+            row = cur.execute(f"SELECT gen_id, covered_id FROM {VALIDATIONS} WHERE index_name = $i AND tenant_id = $t",
+                              {"i": index, "t": int(tenant)}).fetchone()
+        cache[key] = None if row is None or row[1] is None else (int(row[0]), int(row[1]))
+    return cache[key]
+
+
+def journal_shortfall(store, cur, index: str, tenant: int) -> str | None:
+    """What the journal invariant finds missing for (index, tenant), or None (also when the
+    current generation has no covered_id to check against)."""
+    record = _covered(store, cur, index, tenant)
+    if record is None:
+        return None
+    gen, covered = record
+    current, journalled, written = cur.execute(_JOURNAL_CHECK[index].format(covered=int(covered)),
+                                               {"t": int(tenant)}).fetchone()
+    if current is None or int(current) != gen or journalled >= written:
+        return None       # another generation (not validated: unchecked) or nothing lost
+    return (f"{index} journal lost rows: {written - journalled} {_WHAT_IS_MISSING[index]} "
+            f"(generation {gen}); run maintain_indexes()")
+
+
+def check_journal(store, cur, tenant: int, indexes, journal_rows) -> None:
+    """The read's cheap invariant: raise DamagedBase (and flag the index for this process)
+    when the journal lost rows written since the base. `journal_rows` is the row count the
+    read's own statement scanned: while it equals the count last verified on this handle
+    since the last publish, nothing is queried."""
+    if store is None or journal_rows is None:
+        return
+    cache = store.__dict__.setdefault("_journal_verified", {})
+    key = (tuple(indexes), int(tenant), _published.get(store.path, 0))
+    if cache.get(key) == journal_rows:
+        return
+    for index in indexes:
+        problem = journal_shortfall(store, cur, index, tenant)
+        if problem is not None:
+            mark_damaged(store, index, tenant, problem)
+            raise DamagedBase(problem, index)
+    cache[key] = journal_rows
 
 
 # ---- index_health() --------------------------------------------------------------------

@@ -11,5 +11,10 @@ CREATE TABLE IF NOT EXISTS anatid_index_validations (
     bytes        BIGINT    NOT NULL,
     base_rows    BIGINT    NOT NULL,   -- documents, vectors or memories in the base
     validated_at TIMESTAMP NOT NULL,
-    method       VARCHAR   NOT NULL    -- what was compared with the oracle, for people
+    method       VARCHAR   NOT NULL,   -- what was compared with the oracle, for people
+    covered_id   BIGINT                -- an id allocated after the build's snapshot began: every
+                                       -- canonical row with a larger id was written after the build
+                                       -- and must have its journal row (the per-read check)
 );
+-- Files made before covered_id existed get the column (NULL: that generation cannot be checked).
+ALTER TABLE anatid_index_validations ADD COLUMN IF NOT EXISTS covered_id BIGINT;

@@ -74,6 +74,11 @@ def maintain_indexes(store, *, policy: MaintenancePolicy | None = None, all_tena
 
 def _build(store, index: str, tenants: list[int], all_tenants: bool) -> dict:
     with store.write() as cur:
+        # DuckDB starts a transaction's snapshot at its first statement that reads a table, not
+        # at BEGIN: start it, then take covered_id, so every row with a larger id is one this
+        # build cannot see and whose journal rows it cannot delete (health.check_journal)
+        cur.execute("SELECT count(*) FROM anatid_meta").fetchone()
+        covered = store.ids.take()[0]
         now = store.write_instant(None)
         if index == "graph":
             from ..indexes import graph
@@ -84,10 +89,10 @@ def _build(store, index: str, tenants: list[int], all_tenants: bool) -> dict:
                 if problem:
                     raise IndexValidationError(f"graph generation of tenant {t} not published: {problem}")
                 entry["validated"] = "entity, edge and memory recounts; recall around the entities written last"
-                _record(store, cur, "graph", t, entry["memories"] + entry["edges"], now, entry["validated"])
+                _record(store, cur, "graph", t, entry["memories"] + entry["edges"], now, entry["validated"], covered)
             out = {"tenants": built.get("tenants", []), "journal_rows_absorbed": built.get("journal_rows_absorbed", 0)}
         else:
-            out = {"tenants": [_build_parts(store, cur, index, t, now) for t in tenants]}
+            out = {"tenants": [_build_parts(store, cur, index, t, now, covered) for t in tenants]}
             if index == "vector":   # an opted-in ANN index is rebuilt over the vector generation just built
                 from ..indexes import ann
                 for entry in out["tenants"]:
@@ -129,7 +134,7 @@ WHERE m.tenant_id = $t AND m.tx_to IS NULL AND (list_contains($ids, m.memory_id)
 """
 
 
-def _build_parts(store, cur, index: str, tenant: int, now) -> dict:
+def _build_parts(store, cur, index: str, tenant: int, now, covered: int) -> dict:
     from ..indexes import text as text_index, vector as vector_index
     repaired: list[int] = []
     for attempt in range(2):
@@ -148,7 +153,7 @@ def _build_parts(store, cur, index: str, tenant: int, now) -> dict:
     gen = text_index.replace_generation(store, cur, index, parts, n, now, tenant)
     method = ("per-document postings sum = length; lengths re-tokenized from content for a sample"
               if index == "text" else "vectors and norms re-read from anatid_embeddings for a sample")
-    _record(store, cur, index, tenant, n, now, method)
+    _record(store, cur, index, tenant, n, now, method, covered)
     out = {"tenant": tenant, "generation_id": str(gen), "rows": n, "validated": method}
     if repaired:
         out["repaired"] = [str(m) for m in repaired]
@@ -210,7 +215,7 @@ def _vector_problems(cur, tenant: int, parts: list[bytes], n: int) -> list[int]:
 
 # ---- the validation record ------------------------------------------------------------
 
-def _record(store, cur, index: str, tenant: int, base_rows: int, now, method: str) -> None:
+def _record(store, cur, index: str, tenant: int, base_rows: int, now, method: str, covered: int) -> None:
     if not health.has_validations(store, cur):
         return
     gen, problem, _ = health.stored_problem(store, cur, index, tenant)
@@ -220,9 +225,14 @@ def _record(store, cur, index: str, tenant: int, base_rows: int, now, method: st
     row = cur.execute(sql, {"tenant": tenant}).fetchone()
     checksum, size = row[1], row[2]
     cur.execute(f"DELETE FROM {health.VALIDATIONS} WHERE index_name = $i AND tenant_id = $t", {"i": index, "t": tenant})
-    cur.execute(f"INSERT INTO {health.VALIDATIONS} VALUES ($i, $t, $g, $c, $b, $r, $at, $m)",
-                {"i": index, "t": tenant, "g": gen, "c": checksum, "b": int(size or 0), "r": int(base_rows),
-                 "at": now, "m": method})
+    row = {"i": index, "t": tenant, "g": gen, "c": checksum, "b": int(size or 0), "r": int(base_rows),
+           "at": now, "m": method}
+    if health.has_covered_id(store, cur):
+        cur.execute(f"INSERT INTO {health.VALIDATIONS} (index_name, tenant_id, gen_id, checksum, bytes, base_rows, "
+                    "validated_at, method, covered_id) VALUES ($i, $t, $g, $c, $b, $r, $at, $m, $covered)",
+                    {**row, "covered": int(covered)})
+    else:
+        cur.execute(f"INSERT INTO {health.VALIDATIONS} VALUES ($i, $t, $g, $c, $b, $r, $at, $m)", row)
 
 
 def rebuild_fts_index(store) -> dict:
