@@ -235,3 +235,26 @@ def test_without_the_extension_it_says_what_to_do(tmp_path, monkeypatch):
         monkeypatch.setattr(db._store, "native", NativeStatus(False, "disabled by the test"))
         with pytest.raises(ann.AnnUnavailableError, match="native extension"):
             db.build_ann_index()
+
+
+def test_the_sql_docs_ann_examples_run(tmp_path):
+    import re
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "sql.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sql\n(.*?)```", doc.split("## ANN vector index", 1)[1].split("\n## ", 1)[0], re.S)
+    assert blocks
+    db = Anatid.open(str(tmp_path / "doc.anatid"), embedding_dim=2)
+    if not db.native.loaded:
+        db.close()
+        pytest.skip(db.native.reason)
+    with db:
+        near = db.remember("near", embedding=[0.1, 0.8])
+        db.remember("far", embedding=[1.0, -0.2])
+        db.build_ann_index(use_when="always")
+        cur = db.connection.cursor()
+        rows = []
+        for block in blocks:
+            for statement in block.split(";"):
+                if statement.strip():
+                    rows = cur.execute(statement).fetchall()
+        assert len(rows) == 2 and rows[0][0] == near.memory_id     # best first
