@@ -106,6 +106,15 @@ namespace {
 
 // Parses the entries of encoded[from, end) onto rows.
 void ParseEncoded(const std::string &encoded, size_t from, std::vector<JournalRow> &rows) {
+	size_t count = 0; // reserve first: growing a vector of rows moves every row's strings
+	for (size_t pos = from; encoded.size() - pos >= 4; count++) {
+		const auto *p = reinterpret_cast<const unsigned char *>(encoded.data() + pos);
+		pos += 4 + (size_t(p[0]) | size_t(p[1]) << 8 | size_t(p[2]) << 16 | size_t(p[3]) << 24);
+		if (pos > encoded.size()) {
+			break;
+		}
+	}
+	rows.reserve(rows.size() + count + 1);
 	size_t pos = from;
 	while (pos < encoded.size()) {
 		if (encoded.size() - pos < 4) {
@@ -120,6 +129,38 @@ void ParseEncoded(const std::string &encoded, size_t from, std::vector<JournalRo
 		rows.push_back(ParseJournalEntry(std::string_view(encoded.data() + pos, n)));
 		pos += n;
 	}
+}
+
+// The segments of a journal that appended encoded[from, end) to `segments`: one more
+// segment when the appended rows sort after the last cached one (a write's seq is the
+// next from a sequence), else all rows re-sorted into one. Many segments are merged
+// into one (already sorted) so that a long run of writes does not fragment the journal.
+constexpr size_t kMaxSegments = 16;
+
+std::vector<JournalSegment> Extend(const std::vector<JournalSegment> &segments, const std::string &encoded,
+                                   size_t from) {
+	auto tail = std::make_shared<std::vector<JournalRow>>();
+	ParseEncoded(encoded, from, *tail);
+	SortBySeq(*tail);
+	const JournalRow *last = nullptr;
+	for (const JournalSegment &s : segments) {
+		if (!s->empty()) {
+			last = &s->back();
+		}
+	}
+	const bool in_order = tail->empty() || !last || last->seq <= tail->front().seq;
+	if (in_order && segments.size() < kMaxSegments) {
+		std::vector<JournalSegment> out = segments;
+		out.push_back(std::move(tail));
+		return out;
+	}
+	auto all = std::make_shared<std::vector<JournalRow>>();
+	for (const JournalSegment &s : segments) {
+		all->insert(all->end(), s->begin(), s->end());
+	}
+	all->insert(all->end(), std::make_move_iterator(tail->begin()), std::make_move_iterator(tail->end()));
+	SortBySeq(*all);
+	return {std::move(all)};
 }
 
 } // namespace
@@ -212,7 +253,7 @@ std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
 			prefix = c;
 		}
 	}
-	std::shared_ptr<const std::vector<JournalRow>> rows;
+	std::vector<JournalSegment> segments;
 	if (same) {
 		if (same->base.lock() == base && same->fold->Covers(valid_at)) {
 			Touch(same.get());
@@ -220,25 +261,22 @@ std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
 			hits_++;
 			return same->fold;
 		}
-		rows = same->fold->Rows();
+		segments = same->fold->Segments();
 		std::lock_guard<std::mutex> lock(mutex_);
 		refolds_++;
 	} else if (prefix) {
-		auto grown = std::make_shared<std::vector<JournalRow>>(*prefix->fold->Rows());
-		ParseEncoded(encoded, prefix->encoded.size(), *grown);
-		SortBySeq(*grown);
-		rows = std::move(grown);
+		segments = Extend(prefix->fold->Segments(), encoded, prefix->encoded.size());
 		std::lock_guard<std::mutex> lock(mutex_);
 		extends_++;
 	} else {
 		auto parsed = std::make_shared<std::vector<JournalRow>>();
 		ParseEncoded(encoded, 0, *parsed);
 		SortBySeq(*parsed);
-		rows = std::move(parsed);
+		segments.push_back(std::move(parsed));
 		std::lock_guard<std::mutex> lock(mutex_);
 		misses_++;
 	}
-	auto fold = std::make_shared<const JournalFold>(base.get(), std::move(rows), valid_at);
+	auto fold = std::make_shared<const JournalFold>(base.get(), std::move(segments), valid_at);
 	const size_t bytes = sizeof(Entry) + encoded.capacity() + fold->ByteSize();
 	Put(std::make_shared<const Entry>(Entry {generation_id, base, encoded, fold, bytes}), same.get());
 	return fold;

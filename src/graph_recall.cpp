@@ -40,7 +40,8 @@ bool Contains(int64_t from, int64_t to, int64_t at) {
 class JournalFold::Overlay {
 public:
 	// rows sorted by seq; lo/hi get the range of instants this fold is right for
-	Overlay(const Generation *base, const std::vector<JournalRow> &rows, int64_t valid_at, int64_t &lo, int64_t &hi)
+	Overlay(const Generation *base, const std::vector<JournalSegment> &segments, int64_t valid_at, int64_t &lo,
+	        int64_t &hi)
 	    : base_(base) {
 		lo = kOpenLow;
 		hi = kOpenHigh;
@@ -53,46 +54,58 @@ public:
 			}
 		};
 		base_vertices_ = base ? base->VertexCount() : 0;
-		for (const JournalRow &row : rows) {
-			if (row.op == kOpEdgeInterval || row.op == kOpAbout) {
-				bound(row.valid_from_us);
-				bound(row.valid_to_us);
-			}
-			switch (row.op) {
-			case kOpEdgeInterval:
-			case kOpEdgeClosed: {
-				const uint32_t a = Vertex(row.a, row.a_key);
-				const uint32_t b = Vertex(row.b, row.b_key);
-				auto key = std::make_pair(std::min(row.a, row.b), std::max(row.a, row.b));
-				auto it = pairs_.find(key);
-				if (it == pairs_.end()) {
-					it = pairs_.emplace(key, PairState {row.seq, false}).first;
-				} else if (it->second.seq != row.seq) {
-					it->second = PairState {row.seq, false}; // a newer restatement replaces the pair
-				}
-				if (row.op == kOpEdgeInterval && Contains(row.valid_from_us, row.valid_to_us, valid_at)) {
-					it->second.connected = true;
-				}
-				Touch(a);
-				Touch(b);
-				break;
-			}
-			case kOpAbout:
-				if (Contains(row.valid_from_us, row.valid_to_us, valid_at)) {
-					const uint32_t v = Vertex(row.b, row.b_key);
-					extra_about_[v].push_back(ExtraMemory {row.a, &row.kind});
-				}
-				break;
-			case kOpMemoryClosed:
-			case kOpMemoryErased:
-				gone_.insert(row.a);
-				break;
-			case kOpBase:
-				break;
-			default:
-				throw std::invalid_argument("unknown graph journal op " + std::to_string(int(row.op)));
+		for (const JournalSegment &segment : segments) {
+			for (const JournalRow &row : *segment) {
+				Apply(row, valid_at, bound);
 			}
 		}
+		Finish();
+	}
+
+private:
+	template <class Bound>
+	void Apply(const JournalRow &row, int64_t valid_at, Bound &bound) {
+		if (row.op == kOpEdgeInterval || row.op == kOpAbout) {
+			bound(row.valid_from_us);
+			bound(row.valid_to_us);
+		}
+		switch (row.op) {
+		case kOpEdgeInterval:
+		case kOpEdgeClosed: {
+			const uint32_t a = Vertex(row.a, row.a_key);
+			const uint32_t b = Vertex(row.b, row.b_key);
+			auto key = std::make_pair(std::min(row.a, row.b), std::max(row.a, row.b));
+			auto it = pairs_.find(key);
+			if (it == pairs_.end()) {
+				it = pairs_.emplace(key, PairState {row.seq, false}).first;
+			} else if (it->second.seq != row.seq) {
+				it->second = PairState {row.seq, false}; // a newer restatement replaces the pair
+			}
+			if (row.op == kOpEdgeInterval && Contains(row.valid_from_us, row.valid_to_us, valid_at)) {
+				it->second.connected = true;
+			}
+			Touch(a);
+			Touch(b);
+			break;
+		}
+		case kOpAbout:
+			if (Contains(row.valid_from_us, row.valid_to_us, valid_at)) {
+				const uint32_t v = Vertex(row.b, row.b_key);
+				extra_about_[v].push_back(ExtraMemory {row.a, &row.kind});
+			}
+			break;
+		case kOpMemoryClosed:
+		case kOpMemoryErased:
+			gone_.insert(row.a);
+			break;
+		case kOpBase:
+			break;
+		default:
+			throw std::invalid_argument("unknown graph journal op " + std::to_string(int(row.op)));
+		}
+	}
+
+	void Finish() {
 		for (const auto &entry : pairs_) {
 			if (!entry.second.connected) {
 				continue;
@@ -108,6 +121,7 @@ public:
 		}
 	}
 
+public:
 	uint32_t VertexCount() const {
 		return base_vertices_ + uint32_t(new_entities_.size());
 	}
@@ -240,33 +254,47 @@ struct Cursor {
 
 } // namespace
 
-JournalFold::JournalFold(const Generation *base, std::shared_ptr<const std::vector<JournalRow>> rows,
-                         int64_t valid_at)
-    : base_(base), rows_(std::move(rows)) {
-	overlay_ = std::make_unique<Overlay>(base, *rows_, valid_at, lo_, hi_);
+JournalFold::JournalFold(const Generation *base, std::vector<JournalSegment> segments, int64_t valid_at)
+    : base_(base), segments_(std::move(segments)) {
+	overlay_ = std::make_unique<Overlay>(base, segments_, valid_at, lo_, hi_);
 }
 
 JournalFold::~JournalFold() = default;
 
 size_t JournalFold::ByteSize() const {
-	size_t bytes = sizeof(*this) + sizeof(Overlay) + rows_->capacity() * sizeof(JournalRow);
-	for (const JournalRow &r : *rows_) { // keys past the small-string buffer
-		bytes += (r.a_key.size() > 15 ? r.a_key.size() : 0) + (r.b_key.size() > 15 ? r.b_key.size() : 0);
+	size_t bytes = sizeof(*this) + sizeof(Overlay);
+	for (const JournalSegment &segment : segments_) {
+		bytes += segment->capacity() * sizeof(JournalRow);
+		for (const JournalRow &r : *segment) { // keys past the small-string buffer
+			bytes += (r.a_key.size() > 15 ? r.a_key.size() : 0) + (r.b_key.size() > 15 ? r.b_key.size() : 0);
+		}
 	}
 	return bytes + overlay_->ByteSize();
 }
 
 void SortBySeq(std::vector<JournalRow> &rows) {
 	auto by_seq = [](const JournalRow &x, const JournalRow &y) { return x.seq < y.seq; };
-	if (!std::is_sorted(rows.begin(), rows.end(), by_seq)) { // a single-threaded scan keeps seq order
-		std::stable_sort(rows.begin(), rows.end(), by_seq);
+	if (std::is_sorted(rows.begin(), rows.end(), by_seq)) { // a single-threaded scan keeps seq order
+		return;
 	}
+	// sort (seq, position) pairs, then move each row once: rows hold three strings
+	std::vector<std::pair<int64_t, size_t>> order(rows.size());
+	for (size_t i = 0; i < rows.size(); i++) {
+		order[i] = {rows[i].seq, i};
+	}
+	std::sort(order.begin(), order.end());
+	std::vector<JournalRow> sorted;
+	sorted.reserve(rows.size());
+	for (const auto &o : order) {
+		sorted.push_back(std::move(rows[o.second]));
+	}
+	rows = std::move(sorted);
 }
 
 std::vector<RecallHit> Recall(const Generation *base, std::vector<JournalRow> journal, const RecallRequest &request) {
 	SortBySeq(journal);
-	auto rows = std::make_shared<const std::vector<JournalRow>>(std::move(journal));
-	return Recall(JournalFold(base, std::move(rows), request.valid_at_us), request);
+	std::vector<JournalSegment> segments {std::make_shared<const std::vector<JournalRow>>(std::move(journal))};
+	return Recall(JournalFold(base, std::move(segments), request.valid_at_us), request);
 }
 
 std::vector<RecallHit> Recall(const JournalFold &fold, const RecallRequest &request) {

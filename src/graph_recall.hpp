@@ -66,12 +66,16 @@ struct RecallHit {
 // pairs, extra ABOUT lists, tombstones. Immutable once built, so a process-wide cache
 // (graph_cache.hpp, JournalCache) can reuse it across calls and threads. A fold is right
 // for every instant in [lo, hi): no journal interval starts or ends inside that range,
-// so every row's visibility test answers the same there. `rows` must be sorted by seq
-// (SortBySeq); the fold reads them (kinds by pointer), so it shares their ownership.
-// It keeps a raw pointer to `base`: the caller holds the base alive while using it.
+// so every row's visibility test answers the same there. The rows come in segments
+// whose concatenation is sorted by seq (SortBySeq): a journal that grew by appends is
+// its cached segments plus one new one, nothing copied. The fold reads the rows (kinds
+// by pointer), so it shares their ownership. It keeps a raw pointer to `base`: the
+// caller holds the base alive while using it.
+using JournalSegment = std::shared_ptr<const std::vector<JournalRow>>;
+
 class JournalFold {
 public:
-	JournalFold(const Generation *base, std::shared_ptr<const std::vector<JournalRow>> rows, int64_t valid_at);
+	JournalFold(const Generation *base, std::vector<JournalSegment> segments, int64_t valid_at);
 	~JournalFold();
 	JournalFold(const JournalFold &) = delete;
 	JournalFold &operator=(const JournalFold &) = delete;
@@ -82,8 +86,8 @@ public:
 	const Generation *Base() const {
 		return base_;
 	}
-	const std::shared_ptr<const std::vector<JournalRow>> &Rows() const {
-		return rows_;
+	const std::vector<JournalSegment> &Segments() const {
+		return segments_;
 	}
 	size_t ByteSize() const; // approximate: rows and overlay structures
 
@@ -94,7 +98,7 @@ public:
 
 private:
 	const Generation *base_;
-	std::shared_ptr<const std::vector<JournalRow>> rows_;
+	std::vector<JournalSegment> segments_;
 	std::unique_ptr<Overlay> overlay_;
 	int64_t lo_;
 	int64_t hi_;

@@ -243,6 +243,30 @@ TEST_CASE("journal cache: reuse only the exact bytes, extend appends, refold out
 	first_state[2].a = 300;
 	cache.Fold(9, g, Encoded(first_state, 2), 3000);
 	CHECK_EQ(cache.Stats().misses, misses + 1);
+	// one write after another, each read extending the last: segments, merged past a bound
+	std::vector<JournalRow> grown = j;
+	for (int w = 0; w < 40; w++) {
+		JournalRow more = j[0];
+		more.seq = 100 + w;
+		more.a = 400 + w;
+		more.b = 1 + w % 5;
+		more.b_key = std::string(1, char('a' + w % 5));
+		more.valid_from_us = w % 3 ? kOpenLow : 2500; // some not yet visible at 2000
+		grown.push_back(more);
+		if (w % 7 == 3) { // and an out-of-order row now and then (re-sorted)
+			JournalRow early = j[2];
+			early.seq = 1;
+			early.a = 400 + w - 1;
+			grown.push_back(early);
+		}
+		RecallRequest r = Ask({"a"}, 2);
+		r.valid_at_us = 2000 + (w % 2) * 1000;
+		if (Ids(Recall(*cache.Fold(11, g, Encoded(grown), r.valid_at_us), r)) != Ids(Recall(g.get(), grown, r))) {
+			CHECK_EQ(Ids(Recall(*cache.Fold(11, g, Encoded(grown), r.valid_at_us), r)), Ids(Recall(g.get(), grown, r)));
+			break;
+		}
+	}
+	CHECK(cache.Stats().extends >= 40);
 	RecallRequest outside = Ask({"a"}, 2);
 	outside.valid_at_us = 1000;
 	CHECK_THROWS(Recall(*cache.Fold(7, g, all, 3000), outside)); // a fold answers only its range
