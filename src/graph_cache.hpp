@@ -95,9 +95,9 @@ struct JournalCacheStats {
 class JournalCache {
 public:
 	static constexpr size_t kMaxEntries = 64;
-	// Journal states kept per generation: two connections in different transactions
-	// (one with uncommitted rows, one on an older snapshot) must not evict each other.
-	static constexpr size_t kPerGeneration = 4;
+	// Journal states kept per generation: connections in different transactions (one
+	// with uncommitted rows, one on an older snapshot) must not evict each other.
+	static constexpr size_t kPerGeneration = 8;
 	static constexpr size_t kBudgetBytes = size_t(64) << 20;
 
 	static JournalCache &Instance();
