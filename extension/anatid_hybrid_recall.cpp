@@ -11,10 +11,10 @@
 //   2 vector generation  a = gen_id, b = nonce
 //   3 text journal       a = memory_id, b = seq, c = vf, d = vt, len = doc_len, terms, tfs
 //   4 vector journal     a = memory_id, b = seq, c = vf, d = vt, norm, embedding
-//   5 ANN candidate      a = memory_id, c = vf, d = vt, norm, embedding (anatid_ann_search's rows,
-//                        python/anatid/indexes/ann.py): with any kind-5 row the candidates stand
-//                        in for the vector generation (none is needed) and are scored exactly;
-//                        a journal row of the same memory always overrides its candidate
+//   5 ANN generation     a = gen_id, b = nonce, c = candidates, d = ef (python/anatid/indexes/ann.py):
+//                        the vector arm searches that resident HNSW index (src/hnsw.hpp) instead
+//                        of scanning a vector generation (none is needed) and scores the candidates
+//                        exactly; a journalled memory's row always overrides its candidate
 // The latest journal row (largest seq) of a memory wins, as in the macro. The request is
 // one constant BLOB (little-endian, packed by native_hybrid.encode_request):
 //   int64 valid_at_us, depth, k; double wv, wt, wg; int64 vector_ceiling (-1: none);
@@ -33,8 +33,10 @@
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "capi_util.hpp"
+#include "hnsw_cache.hpp"
 #include "hybrid.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -66,7 +68,9 @@ struct State {
 	bool have_request = false;
 	std::string request;
 	bool have_text_gen = false, have_vec_gen = false;
-	bool ann = false; // kind-5 rows: the vector arm ranks ANN candidates + journal, no generation
+	bool ann = false; // a kind-5 row: the vector arm ranks ANN candidates + journal, no generation
+	AnnKey ann_key {0, 0};
+	int64_t ann_count = 0, ann_ef = 0;
 	GenerationKey text_gen {0, 0}, vec_gen {0, 0};
 	std::unordered_map<int64_t, JournalRow> text, vec; // latest row per memory
 };
@@ -126,15 +130,19 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 			(kind == 1 ? s.have_text_gen : s.have_vec_gen) = true;
 			continue;
 		}
-		if (kind < 3 || kind > 5) {
+		if (kind == 5) {
+			s.ann = true;
+			s.ann_key = AnnKey {a, 0};
+			Scalar(vec(kB), row, s.ann_key.nonce);
+			Scalar(vec(kC), row, s.ann_count);
+			Scalar(vec(kD), row, s.ann_ef);
+			continue;
+		}
+		if (kind != 3 && kind != 4) {
 			throw std::invalid_argument("anatid_hybrid_recall: kind must be 1, 2, 3, 4 or 5");
 		}
 		JournalRow r;
 		Scalar(vec(kB), row, r.seq);
-		if (kind == 5) {
-			r.seq = INT64_MIN; // below every journal row
-			s.ann = true;
-		}
 		Scalar(vec(kC), row, r.vf);
 		Scalar(vec(kD), row, r.vt);
 		if (kind == 3) {
@@ -169,7 +177,12 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 			dst.text_gen = src.text_gen;
 			dst.have_text_gen = true;
 		}
-		dst.ann = dst.ann || src.ann;
+		if (src.ann) {
+			dst.ann = true;
+			dst.ann_key = src.ann_key;
+			dst.ann_count = src.ann_count;
+			dst.ann_ef = src.ann_ef;
+		}
 		if (src.have_vec_gen) {
 			dst.vec_gen = src.vec_gen;
 			dst.have_vec_gen = true;
@@ -266,6 +279,7 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 
 	std::shared_ptr<const TextGeneration> tbase;
 	std::shared_ptr<const VectorGeneration> vbase;
+	std::shared_ptr<const HnswIndex> ann; // holds the candidates' vectors while HybridRecall runs
 	req.use_text = !terms.empty();
 	if (req.use_text) {
 		if (!s.have_text_gen) {
@@ -326,6 +340,17 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 			return {};
 		}
 	}
+	if (req.use_vector && s.ann) {
+		ann = AnnCache::Instance().Get(s.ann_key);
+		if (!ann) { // not resident: the caller loads it (anatid_ann_load) and asks again
+			sentinel = {-1, 4};
+			return {};
+		}
+		if (ann->Dim() != query.size()) {
+			throw std::invalid_argument("anatid_hybrid_recall: the query has " + std::to_string(query.size()) +
+			                            " dimensions, the ANN index " + std::to_string(ann->Dim()));
+		}
+	}
 	if (req.use_vector) {
 		CosineInput &v = req.vector;
 		v.base = vbase.get();
@@ -346,6 +371,15 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 				                            std::to_string(v.dim));
 			}
 			v.vectors.push_back(JournalVector {kv.first, row.vf, row.vt, row.norm, row.values.data()});
+		}
+		if (ann) {
+			const size_t count = static_cast<size_t>(std::max<int64_t>(s.ann_count, 1));
+			for (const HnswCandidate &c : ann->Search(query.data(), count, static_cast<size_t>(std::max<int64_t>(s.ann_ef, 1)))) {
+				const HnswRow &row = ann->Row(c.row);
+				if (!s.vec.count(row.id)) {
+					v.vectors.push_back(JournalVector {row.id, row.vf, row.vt, row.norm, ann->Vector(c.row)});
+				}
+			}
 		}
 		if (vector_ceiling >= 0) {
 			const int64_t rows = CosineVisibleRows(v);

@@ -247,7 +247,7 @@ class NativeHybridEngine:
         else:   # the vector arm on ANN candidates (anatid.indexes.ann)
             from .indexes.ann import rank_sql
             ranked = cur.execute(rank_sql(_TEXT_ROWS if use_text_rows else None),
-                                 {"tenant": tenant, "request": request, "qvec": params["qvec"], **ann_plan}).fetchone()[0]
+                                 {"tenant": tenant, "request": request, **ann_plan}).fetchone()[0]
         if ranked is None:
             return None, "the tenant has no text or vector generation"
         if ranked and ranked[0]["memory_id"] == NEEDS_MACRO:

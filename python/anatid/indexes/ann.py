@@ -65,11 +65,13 @@ FROM anatid_ann_gen g JOIN anatid_ann_gen_parts p ON p.gen_id = g.gen_id AND p.p
 WHERE g.tenant_id = $tenant AND NOT anatid_ann_resident(g.gen_id, g.nonce)
 """
 
-# Rows of kind 5 for anatid_hybrid_recall (see extension/anatid_hybrid_recall.cpp).
+# Rows for anatid_hybrid_recall (see extension/anatid_hybrid_recall.cpp): kind 5 names the
+# resident ANN generation, candidates and search width (the aggregate searches it with the
+# query of its request), kind 4 the vector journal, whose rows override candidates.
 ANN_ROWS = """
-    SELECT 5 AS kind, h.memory_id AS a, NULL::BIGINT AS b, h.vf AS c, h.vt AS d, NULL::INTEGER AS len,
-           h.norm AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs, h.embedding AS emb
-    FROM (SELECT unnest(anatid_ann_search($ann_gen, $ann_nonce, $qvec, $ann_count, $ann_ef)) AS h)
+    SELECT 5 AS kind, $ann_gen::BIGINT AS a, $ann_nonce::BIGINT AS b, $ann_count::BIGINT AS c,
+           $ann_ef::BIGINT AS d, NULL::INTEGER AS len, NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms,
+           NULL::INTEGER[] AS tfs, NULL::FLOAT[] AS emb
     UNION ALL
     SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
 
