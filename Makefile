@@ -9,7 +9,7 @@ EXTENSION := $(BUILD_DIR)/anatid.duckdb_extension
 CLANG_FORMAT ?= $(shell command -v clang-format 2>/dev/null)
 FORMAT_SOURCES = $(wildcard src/*.cpp src/*.hpp extension/*.cpp extension/*.hpp test/cpp/*.cpp test/cpp/*.hpp)
 
-.PHONY: all build test test-cpp test-python bench bench-graph bench-hybrid bench-writes format clean headers
+.PHONY: all build test test-cpp test-python bench bench-graph bench-hybrid bench-writes bench-ann format clean headers
 
 all: build
 
@@ -30,7 +30,7 @@ test-python: build
 	PYTHONPATH=python $(PYTHON) -m pytest -q test
 
 # Every benchmark side by side per engine, then the charts docs/benchmarks.md embeds.
-bench: build bench-graph bench-hybrid bench-writes
+bench: build bench-graph bench-hybrid bench-writes bench-ann
 	PYTHONPATH=python $(PYTHON) -m benchmark.charts
 
 # Graph recall side by side (native, SQL oracle, LadybugDB) at 100k and 1M memories;
@@ -60,3 +60,8 @@ bench-hybrid: build
 
 bench-writes: build
 	PYTHONPATH=python $(PYTHON) benchmark/writes.py --large
+
+# The opt-in ANN index against the exact scan at 100k rows per tenant, 64-d and 384-d
+# (benchmark/results/ann.json; python -m benchmark.ann --smoke for a 5k-row check).
+bench-ann: build
+	PYTHONPATH=python $(PYTHON) -m benchmark.ann

@@ -31,7 +31,7 @@ from ..verbs import journal
 USE_WHEN = ("always", "above_ceiling")
 DEFAULT_M = 16
 DEFAULT_EF_CONSTRUCTION = 200
-DEFAULT_EF_SEARCH = 400
+DEFAULT_EF_SEARCH = 200
 SEED = 42
 
 
