@@ -106,12 +106,31 @@ def prepare(path: str, scale: float, dim: int, seed: int) -> None:
     with anatid.Anatid.open(path) as dbt:
         text_index.maintain(dbt._store, all_tenants=True)
         vector_index.maintain(dbt._store, all_tenants=True)
-    # 500 journalled writes over tenant 0, through the ordinary verb, in one batch
+    journal_500(path, dim, rng)
+    print(f"prepared {path} in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def journal_500(path: str, dim: int, rng) -> None:
+    """500 journalled writes over tenant 0, through the ordinary verb, in one batch."""
+    import anatid
+    vocab = words()
     with anatid.Anatid.open(path, tenant=0) as db0:
         items = [{"content": " ".join(vocab[zipf_words(rng, 12)]),
                   "embedding": [float(x) for x in rng.normal(size=dim)]} for _ in range(500)]
         db0.remember_many(items)
-    print(f"prepared {path} in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def refresh(path: str, dim: int, seed: int) -> None:
+    """Rebuild every tenant's text and vector generations in the current format (an existing
+    file is reused), then journal 500 writes on tenant 0 again (500 more memories)."""
+    import anatid
+    from anatid.indexes import text as text_index, vector as vector_index
+    t0 = time.perf_counter()
+    with anatid.Anatid.open(path) as db:
+        text_index.maintain(db._store, all_tenants=True)
+        vector_index.maintain(db._store, all_tenants=True)
+    journal_500(path, dim, np.random.default_rng(seed + 99))
+    print(f"refreshed {path} in {time.perf_counter() - t0:.1f} s", flush=True)
 
 
 def choose_queries(n, dim, seed):
@@ -184,6 +203,67 @@ def ladybug_setup(con, work: Path, dim: int):
     return db, run
 
 
+# ---- where recall()'s time goes -------------------------------------------------------------------
+
+class _Timed:
+    """A cursor stand-in that runs and fetches each statement eagerly, timing it."""
+
+    def __init__(self, cur, log):
+        self._cur, self._log = cur, log
+
+    def execute(self, sql, params=None):
+        w, c = time.perf_counter(), time.process_time()
+        rows = (self._cur.execute(sql) if params is None else self._cur.execute(sql, params)).fetchall()
+        self._log.append((" ".join(sql.split())[:90], (time.perf_counter() - w) * 1e3, (time.process_time() - c) * 1e3))
+        return _Rows(rows)
+
+    def __getattr__(self, name):
+        return getattr(self._cur, name)
+
+
+class _Rows:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def fetchone(self):
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self):
+        return self.rows
+
+
+def profile_recall(handles, recall, queries) -> dict:
+    """p50 wall / CPU ms of each statement recall() issues (statements that ran on fewer than
+    half of the queries are listed with their count), and of the whole call."""
+    log: list = []
+    saved = {}
+    for h in handles.values():
+        st = h._store
+        saved[st] = st.read
+        st.read = (lambda orig: (lambda: _Timed(orig(), log)))(st.read)
+    try:
+        for q in queries[:10]:
+            recall(q)
+        log.clear()
+        wall, cpu = [], []
+        for q in queries:
+            w, c = time.perf_counter(), time.process_time()
+            recall(q)
+            wall.append((time.perf_counter() - w) * 1e3)
+            cpu.append((time.process_time() - c) * 1e3)
+    finally:
+        for st, read in saved.items():
+            st.read = read
+    out = {"total": {"wall_ms": round(_pct(wall, .5), 2), "cpu_ms": round(_pct(cpu, .5), 2), "n": len(wall)}}
+    by: dict = {}
+    for sql, w, c in log:
+        by.setdefault(sql, []).append((w, c))
+    for sql, v in sorted(by.items(), key=lambda kv: -len(kv[1])):
+        out[sql] = {"wall_ms": round(_pct([x[0] for x in v], .5), 2), "cpu_ms": round(_pct([x[1] for x in v], .5), 2),
+                    "n": len(v)}
+    return out
+
+
 # ---- the run -----------------------------------------------------------------------------------
 
 def run(args) -> dict:
@@ -193,6 +273,8 @@ def run(args) -> dict:
     Path(args.work).mkdir(parents=True, exist_ok=True)
     if args.rebuild or not os.path.exists(path):
         prepare(path, args.scale, args.dim, args.seed)
+    elif args.refresh:
+        refresh(path, args.dim, args.seed)
     queries = choose_queries(args.queries, args.dim, args.seed)
     result = {"benchmark": "hybrid_recall", "scale": args.scale, "dim": args.dim, "queries": len(queries),
               "k": K, "depth": DEPTH, "threads": 1, "python": platform.python_version(),
@@ -236,6 +318,7 @@ def run(args) -> dict:
         mism = sum(a != b for a, b in zip(got, ref))
         result["engines"][name] = {**summary(t), "id_mismatches_vs_oracle": mism,
                                    "checked": len(ref)}
+    result["profile_lean_recall"] = profile_recall(handles, recall, queries)
     # the journal's cost: text-only search over tenant 0 with its 500 journalled writes vs after a rebuild
     _, with_journal = timed(text_only, queries)
     from anatid.indexes.text import rebuild_fts_index
@@ -305,6 +388,8 @@ def main() -> None:
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--no-ladybug", action="store_true")
     ap.add_argument("--keep-journal", action="store_true")
+    ap.add_argument("--refresh", action="store_true",
+                    help="reuse the file but rebuild its generations and journal 500 writes on tenant 0 again")
     ap.add_argument("--dim384", action="store_true")
     args = ap.parse_args()
     args.oracle_queries = args.oracle_queries or args.queries

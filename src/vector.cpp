@@ -190,7 +190,7 @@ __attribute__((target("avx2"))) void ScreenBlockAvx2(const int8_t *block, const 
 
 void ScreenBlock(const int8_t *block, const float *qf, size_t dim, float *out) {
 #if ANATID_SCREEN_AVX2
-	static const bool avx2 = __builtin_cpu_supports("avx2");
+	static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
 	if (avx2) {
 		ScreenBlockAvx2(block, qf, dim, out);
 		return;

@@ -164,3 +164,41 @@ def test_lean_path_hydrates_untouched_hits_from_the_text_generation(tmp_path):
     finally:
         native_hybrid._hydrate_sql = real
         db.close()
+
+
+def test_seed_cache_follows_inserts_rollbacks_and_out_of_order_ids(tmp_path):
+    """native_hybrid.seeds_from_terms (a per-handle cache of entity name tokens) against
+    SQL's rule evaluated on every name, after each kind of change to anatid_entities."""
+    from anatid.native_hybrid import seeds_from_terms
+    db = Anatid.open(str(tmp_path / "seedcache.anatid"), tenant=1)
+    store, cur = db._store, db.connection.cursor()
+    rule = (f"SELECT name_key FROM anatid_entities WHERE tenant_id = 1 AND len({tokens_sql('name')}) > 0 "
+            f"AND list_has_all($terms, {tokens_sql('name')}) ORDER BY name_key")
+    add = ("INSERT INTO anatid_entities (entity_id, tenant_id, name, name_key, kind, created_at) "
+           "VALUES ($id, $tenant, $name, lower($name), NULL, TIMESTAMP '2026-01-01')")
+    terms = sorted({"ann", "bob", "smith", "zoë", "x1", "guest", "apple", "pie", "friday", "menu", "late"})
+
+    def same():
+        assert seeds_from_terms(store, cur, 1, terms) == [r[0] for r in cur.execute(rule, {"terms": terms}).fetchall()]
+    try:
+        for name in ENTITIES:
+            db.upsert_entity(name)
+        db.upsert_entity("Ann", kind="person")       # a kind update changes nothing
+        other = Anatid.open(str(tmp_path / "seedcache.anatid"), tenant=2)
+        other.upsert_entity("Friday")                 # another tenant's entity is never a seed
+        other.close()
+        same()
+        db.upsert_entity("Late guest")                # a new entity past the cached max
+        same()
+        cur.execute("BEGIN")
+        cur.execute(add, {"id": 2**62, "tenant": 1, "name": "Phantom guest"})
+        assert "phantom guest" in seeds_from_terms(store, cur, 1, sorted(terms + ["phantom"]))
+        cur.execute("ROLLBACK")                       # the cache saw it: the count tells
+        assert "phantom guest" not in seeds_from_terms(store, cur, 1, sorted(terms + ["phantom"]))
+        same()
+        cur.execute(add, {"id": 3, "tenant": 1, "name": "Early Apple"})   # below the cached max
+        same()
+        cur.execute(add, {"id": 4, "tenant": 1, "name": "Menu\u00e9 friday"})  # non-ASCII, below the max
+        same()
+    finally:
+        db.close()

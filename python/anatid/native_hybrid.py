@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
 from datetime import datetime, timedelta
 
 import duckdb
@@ -62,31 +63,73 @@ def ascii_tokens(text: str) -> list[str] | None:
     return _ASCII_TOKEN.findall(text.lower())
 
 
-# Seeds from the query's terms. A seed's name has a token, and every one is a query
-# term, so its lower(name) contains a term: a cheap filter first. A name whose lower()
-# is ASCII is tokenized by the ASCII pattern (the same tokens, see above); a non-ASCII
-# survivor is returned undecided and settled by _seeds_unicode_sql().
-_SEEDS_ASCII = """
-SELECT name_key, ascii FROM (
-    SELECT e.name_key, strlen(lower(e.name)) = length(lower(e.name)) AS ascii,
-           regexp_extract_all(lower(e.name), '[a-z0-9]+') AS toks
-    FROM anatid_entities e
-    WHERE e.tenant_id = $tenant AND ({contains}))
-WHERE NOT ascii OR (len(toks) > 0 AND list_has_all($terms, toks))
-"""
+# Seeds from the query's terms: the tenant's entities whose name has a token and whose
+# every token (SQL's rule, on the name) is a query term. Scanning and tokenizing every
+# entity name per query cost ~4 ms at 20k entities, so each open handle keeps the names'
+# tokens per tenant and asks one small question per recall: count and largest
+# entity_id of the tenant. Entities are insert-only (only their kind is ever updated), so
+# an unchanged (count, max) means the same names; a grown max fetches the entities past
+# the cached one, and a count that still differs (a rolled-back or out-of-order insert)
+# reloads the tenant. ASCII names are tokenized by ascii_tokens (SQL's rule on ASCII, see
+# above), the others by SQL once, when they enter the cache.
+_SEED_CHECK = "SELECT count(*), max(entity_id) FROM anatid_entities WHERE tenant_id = $tenant"
+_SEED_NAMES = "SELECT entity_id, name_key, name FROM anatid_entities WHERE tenant_id = $tenant AND entity_id > $after"
 
 
-def _seeds_ascii_sql(terms) -> str:
-    # Inline ORs of contains() plan and run in a third of the time of a lambda over a bound
-    # list. Terms are runs of letters, marks and digits (no quote), escaped all the same.
-    return _SEEDS_ASCII.format(contains=" OR ".join("contains(lower(e.name), '{}')".format(t.replace("'", "''"))
-                                                    for t in terms))
+def _seed_tokens_sql() -> str:
+    return (f"SELECT entity_id, {tokens_sql('name')} FROM anatid_entities "
+            f"WHERE tenant_id = $tenant AND entity_id IN (SELECT unnest($ids))")
 
 
-def _seeds_unicode_sql() -> str:
-    from .text import tokens_sql
-    return (f"SELECT name_key FROM anatid_entities WHERE tenant_id = $tenant AND name_key IN (SELECT unnest($keys)) "
-            f"AND len({tokens_sql('name')}) > 0 AND list_has_all($terms, {tokens_sql('name')})")
+class _EntityTokens:
+    """One tenant's entity names as tokens: token -> [(name_key, its distinct tokens)]."""
+
+    def __init__(self):
+        self.count, self.max_id = 0, None
+        self.by_token: dict[str, list[tuple[str, frozenset]]] = {}
+
+    def add(self, cur, tenant, rows) -> None:
+        unicode_rows = {}
+        for eid, key, name in rows:
+            toks = ascii_tokens(name)
+            if toks is None:
+                unicode_rows[eid] = key
+            else:
+                self._index(key, toks)
+            self.count += 1
+            self.max_id = eid if self.max_id is None else max(self.max_id, eid)
+        if unicode_rows:
+            for eid, toks in cur.execute(_seed_tokens_sql(), {"tenant": tenant, "ids": list(unicode_rows)}).fetchall():
+                self._index(unicode_rows[eid], toks)
+
+    def _index(self, key, toks) -> None:
+        distinct = frozenset(toks)
+        for t in distinct:
+            self.by_token.setdefault(t, []).append((key, distinct))
+
+    def seeds(self, terms) -> list[str]:
+        wanted = set(terms)
+        return sorted({key for t in wanted for key, toks in self.by_token.get(t, ()) if toks <= wanted})
+
+
+_entity_lock = threading.Lock()
+
+
+def seeds_from_terms(store, cur, tenant, terms) -> list[str]:
+    """name_keys of the tenant's entities whose every name token is a query term."""
+    count, max_id = cur.execute(_SEED_CHECK, {"tenant": tenant}).fetchone()
+    with _entity_lock:
+        caches = store.__dict__.setdefault("_entity_tokens", {})    # per handle: an in-memory file has no path
+        cached = caches.get(tenant)
+        if cached is None or (cached.count, cached.max_id) != (count, max_id):
+            if cached is not None and cached.count < count and max_id is not None and \
+                    cached.max_id is not None and max_id > cached.max_id:
+                cached.add(cur, tenant, cur.execute(_SEED_NAMES, {"tenant": tenant, "after": cached.max_id}).fetchall())
+            if cached is None or (cached.count, cached.max_id) != (count, max_id):
+                cached = _EntityTokens()
+                cached.add(cur, tenant, cur.execute(_SEED_NAMES, {"tenant": tenant, "after": -2**63}).fetchall())
+            caches[tenant] = cached
+        return cached.seeds(terms)
 
 
 # One scan per input, one aggregate: anatid_hybrid_recall (extension/anatid_hybrid_recall.cpp)
@@ -277,13 +320,7 @@ class NativeHybridEngine:
         return hits, None
 
     def _seeds(self, cur, tenant, terms) -> list[str]:
-        keys, undecided = [], []
-        for key, ascii_name in cur.execute(_seeds_ascii_sql(terms), {"tenant": tenant, "terms": terms}).fetchall():
-            (keys if ascii_name else undecided).append(key)
-        if undecided:
-            keys += [r[0] for r in cur.execute(_seeds_unicode_sql(), {"tenant": tenant, "keys": undecided,
-                                                                      "terms": terms}).fetchall()]
-        return sorted(keys)
+        return seeds_from_terms(self.store, cur, tenant, terms)
 
     # ---- the macro (everything else the native engine answers) ------------------------
     def _macro(self, cur, params, use_vector, use_text, use_graph, seeds_given, allow_slow):

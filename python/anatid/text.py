@@ -3,8 +3,10 @@
 Tokens are maximal runs of letters, combining marks and digits of any script
 after DuckDB's lower(). Accents are kept ("café" != "cafe"); scripts written
 without spaces (CJK) yield one token per run, so a CJK sentence matches only
-as a whole or by its space-separated runs. Tokenizing always happens in SQL,
-so the SQL oracle and the native engine see the very same terms.
+as a whole or by its space-separated runs. The pattern is SQL's; writes
+tokenize ASCII text in Python with a pattern that is exactly SQL's on ASCII
+(test_tokenizer_parity checks every ASCII character), so the SQL oracle and the
+native engine see the very same terms.
 """
 from __future__ import annotations
 
@@ -29,20 +31,6 @@ SELECT $tenant, $memory_id, term, count(*)::INTEGER
 FROM (SELECT unnest({tokens_sql('$content')}) AS term)
 GROUP BY term
 RETURNING term, tf
-"""
-
-# The same for many memories at once; bound: $tenant, $ids, $contents.
-INSERT_POSTINGS_MANY = f"""
-INSERT INTO anatid_postings (tenant_id, memory_id, term, tf)
-SELECT $tenant, memory_id, term, count(*)::INTEGER
-FROM (SELECT memory_id, unnest({tokens_sql('content')}) AS term
-      FROM (SELECT unnest($ids) AS memory_id, unnest($contents) AS content))
-GROUP BY memory_id, term
-"""
-
-INSERT_TEXT_DOCS = """
-INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len)
-SELECT $tenant, unnest(CAST($ids AS BIGINT[])), unnest(CAST($lens AS INTEGER[]))
 """
 
 INSERT_TEXT_DOC = "INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len) VALUES ($tenant, $id, $len)"
@@ -71,10 +59,11 @@ def ascii_tokens(content: str) -> list[str] | None:
 
 def ascii_postings(content: str) -> list[tuple[str, int]] | None:
     """Sorted (term, tf) of ASCII content, or None when it is not ASCII."""
-    if not content.isascii():
+    tokens = ascii_tokens(content)
+    if tokens is None:
         return None
     counts: dict[str, int] = {}
-    for term in _ASCII_TOKEN.findall(content.lower()):
+    for term in tokens:
         counts[term] = counts.get(term, 0) + 1
     return sorted(counts.items())
 
@@ -92,26 +81,6 @@ def index_text(cur, tenant: int, memory_id: int, content: str) -> tuple[int, lis
     doc_len = sum(tf for _, tf in rows)
     cur.execute(INSERT_TEXT_DOC, {"tenant": tenant, "id": memory_id, "len": doc_len})
     return doc_len, [t for t, _ in rows], [tf for _, tf in rows]
-
-
-# The doc lengths of many memories from the postings just written (see index_many).
-INSERT_TEXT_DOCS_FROM_POSTINGS = """
-INSERT INTO anatid_text_docs (tenant_id, memory_id, doc_len)
-SELECT $tenant, ids.id, coalesce(p.n, 0)::INTEGER
-FROM (SELECT unnest(CAST($ids AS BIGINT[])) AS id) ids
-LEFT JOIN (SELECT memory_id, sum(tf) AS n FROM anatid_postings
-           WHERE tenant_id = $tenant AND memory_id BETWEEN $lo AND $hi AND list_contains($ids, memory_id)
-           GROUP BY memory_id) p ON p.memory_id = ids.id
-"""
-
-
-def index_many(cur, tenant: int, ids: list[int], contents: list[str]) -> None:
-    """index_text for many new memories (ids ascending, as allocated) in two statements and
-    no round trip of their postings through Python: the pattern is compiled once per batch,
-    and the doc lengths are summed from the postings in the ids' range (the zone maps skip
-    every older row group)."""
-    cur.execute(INSERT_POSTINGS_MANY, {"tenant": tenant, "ids": ids, "contents": contents})
-    cur.execute(INSERT_TEXT_DOCS_FROM_POSTINGS, {"tenant": tenant, "ids": ids, "lo": min(ids), "hi": max(ids)})
 
 
 def unindex_text(cur, tenant: int, memory_id: int) -> None:
