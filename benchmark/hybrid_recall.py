@@ -280,6 +280,7 @@ def run(args) -> dict:
               "k": K, "depth": DEPTH, "threads": 1, "python": platform.python_version(),
               "duckdb": duckdb.__version__, "machine": f"{platform.machine()}, {os.cpu_count()} cpus",
               "journal_rows_tenant0": 500, "engines": {}, "notes": []}
+    load_start = [round(x, 2) for x in os.getloadavg()]
     handles = {t: anatid.Anatid.open(path, tenant=t) for t in range(datagen.TENANTS)}
     db0 = handles[0]
     if not db0.native.loaded:
@@ -320,14 +321,23 @@ def run(args) -> dict:
                                    "checked": len(ref)}
     result["profile_lean_recall"] = profile_recall(handles, recall, queries)
     # the journal's cost: text-only search over tenant 0 with its 500 journalled writes vs after a rebuild
+    def text_lean(q):    # recall() on tenant 0, text arm (and the graph seeds) only
+        return [h.memory_id for h in db0.recall(q["query"], k=K)]
+
     _, with_journal = timed(text_only, queries)
+    _, with_journal_lean = timed(text_lean, queries)
     from anatid.indexes.text import rebuild_fts_index
     if not args.keep_journal:
         rebuild_fts_index(db0)
         _, without = timed(text_only, queries)
+        _, without_lean = timed(text_lean, queries)
+        # interleaved A/B would need two files; the two runs are back to back instead
         result["journal_500_writes_text_search"] = {"with_journal": summary(with_journal),
                                                     "after_rebuild": summary(without),
                                                     "added_p50_ms": round(_pct(with_journal, .5) - _pct(without, .5), 3)}
+        result["journal_500_writes_recall_text_only"] = {
+            "with_journal": summary(with_journal_lean), "after_rebuild": summary(without_lean),
+            "added_p50_ms": round(_pct(with_journal_lean, .5) - _pct(without_lean, .5), 3)}
     if not args.no_ladybug:
         try:
             t0 = time.perf_counter()
@@ -341,6 +351,7 @@ def run(args) -> dict:
             result["notes"].append(f"ladybug failed: {exc!r}")
     nat = result["engines"]["native anatid.anatid_hybrid (one SQL statement)"]["p50_ms"]
     result["ratios_p50_vs_native"] = {k: round(v["p50_ms"] / nat, 2) for k, v in result["engines"].items()}
+    result["load_average_start_end"] = [load_start, [round(x, 2) for x in os.getloadavg()]]
     for h in handles.values():
         h.close()
     return result
