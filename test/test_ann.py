@@ -109,9 +109,9 @@ def test_an_exhaustive_search_equals_the_exact_scan_through_random_writes(tmp_pa
 def test_hybrid_with_text_and_ann_equals_exact_when_exhaustive(tmp_path):
     x = _data(400, seed=2)
     with _open(tmp_path) as db:
-        for i in range(400):
-            db.remember(f"note {i} about {'coffee' if i % 7 == 0 else 'tea'}", embedding=x[i].tolist(),
-                        entities=["Ada"] if i % 11 == 0 else None, now=at(i))
+        db.remember_many([{"content": f"note {i} about {'coffee' if i % 7 == 0 else 'tea'}",
+                           "embedding": x[i].tolist(), "entities": ["Ada"] if i % 11 == 0 else []}
+                          for i in range(400)], now=at(0))
         db.maintain_indexes()
         db.build_ann_index(use_when="always", ef_search=1000)
         q = _queries(x, 1)[0]
