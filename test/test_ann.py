@@ -258,3 +258,19 @@ def test_the_sql_docs_ann_examples_run(tmp_path):
                 if statement.strip():
                     rows = cur.execute(statement).fetchall()
         assert len(rows) == 2 and rows[0][0] == near.memory_id     # best first
+
+
+def test_doctor_flags_an_ann_generation_older_than_a_hard_forget(tmp_path):
+    with _open(tmp_path) as db:
+        ids = _fill(db, _data(100))
+        db.build_ann_index(use_when="always")
+        con = db.connection
+        gen = con.execute("SELECT * FROM anatid_ann_gen").fetchall()
+        parts = con.execute("SELECT * FROM anatid_ann_gen_parts").fetchall()
+        db.forget(ids[0], hard=True, now=at(50))
+        check = "generation_before_erase:anatid_ann_gen"
+        assert not [f for f in db.doctor().findings if f.check == check]
+        # a generation that survived the erase (as if the hook had not run) holds the vector
+        con.executemany("INSERT INTO anatid_ann_gen VALUES (?, ?, ?, ?, ?, ?, ?)", gen)
+        con.executemany("INSERT INTO anatid_ann_gen_parts VALUES (?, ?, ?)", parts)
+        assert [f.severity for f in db.doctor().findings if f.check == check] == ["error"]

@@ -214,7 +214,7 @@ _ORPHANED_PARTS = """SELECT DISTINCT p.gen_id AS id FROM {table} p WHERE NOT EXI
 _GEN_BEFORE_ERASE = """SELECT g.gen_id AS id FROM {table} g WHERE g.built_at < (
     SELECT max(a.happened_at) FROM anatid_audit a WHERE a.tenant_id = g.tenant_id AND a.verb = 'forget_hard')"""
 _TEXT_TYPES = ("VARCHAR", "BLOB")
-TEXT_GENERATIONS = ("anatid_text_gen", "anatid_vector_gen")
+TEXT_GENERATIONS = ("anatid_text_gen", "anatid_vector_gen", "anatid_ann_gen")   # ann: holds the vectors
 
 _COUNT_AND_SAMPLE = """SELECT count(*), coalesce(list(CAST(id AS VARCHAR) ORDER BY id)[1:{n}], [])
 FROM (SELECT DISTINCT id FROM ({sql}))"""
