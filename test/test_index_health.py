@@ -151,6 +151,22 @@ def test_exactly_one_reason_per_index_and_tenant(db):
     assert {e["reason"] for e in db.index_health(all_tenants=True)} == {"fresh"}
 
 
+def test_graph_maintenance_builds_only_the_due_tenants(db):
+    with Anatid.open(db._store.path, tenant=2) as other:
+        other.remember("tenant two", ["Ada"], embedding=vec(0, 0, 0, 1))
+        db.maintain_indexes(all_tenants=True)
+        gens = {e["tenant"]: e["generation_id"] for e in db.index_health(all_tenants=True) if e["index"] == "graph"}
+        other.remember("tenant two again", ["Babbage"], embedding=vec(0, 0, 1, 1))
+    report = db.maintain_indexes(all_tenants=True)
+    assert [t["tenant"] for t in report["graph"]["tenants"]] == [2]
+    assert report["graph"]["skipped"] == [{"tenant": 1, "reason": "fresh"}]
+    now = {e["tenant"]: e for e in db.index_health(all_tenants=True) if e["index"] == "graph"}
+    assert now[1]["generation_id"] == gens[1] and now[2]["generation_id"] != gens[2]
+    assert {e["reason"] for e in now.values()} == {"fresh"}
+    forced = db.maintain_indexes(all_tenants=True, force=True, indexes=("graph",))
+    assert [t["tenant"] for t in forced["graph"]["tenants"]] == [1, 2]
+
+
 def test_rebuild_fts_index_does_the_text_index_alone(db):
     report = db.rebuild_fts_index()
     assert report["index"] == "text" and report["tenants"][0]["rows"] == 10

@@ -267,9 +267,10 @@ def tenants_in_file(cur) -> list[int]:
     return [int(r[0]) for r in rows]
 
 
-def maintain(store, *, all_tenants: bool = False) -> dict:
+def maintain(store, *, all_tenants: bool = False, only=None) -> dict:
     """Build, publish and load a new base generation for the handle's tenant (or every
-    tenant in the file), absorbing the journal rows this transaction sees. One transaction."""
+    tenant in the file, or the tenants listed in `only`), absorbing the journal rows this
+    transaction sees. One transaction."""
     from ..errors import AnatidError
     if not store.native.loaded:
         # nothing could read a generation; reads stay on the SQL oracle, which is correct
@@ -283,6 +284,8 @@ def maintain(store, *, all_tenants: bool = False) -> dict:
         tenants = tenants_in_file(cur) if all_tenants else [store.tenant]
         if all_tenants and store.tenant not in tenants:
             tenants.append(store.tenant)
+        if only is not None:          # maintain_indexes(): the tenants that are due
+            tenants = sorted({int(t) for t in only})
         gens = store.ids.take(len(tenants))
         p = {"tenants": tenants, "built_at": built_at}
         absorbed = cur.execute("SELECT count(*) FROM anatid_graph_journal WHERE tenant_id IN (SELECT unnest($tenants)) "

@@ -82,7 +82,7 @@ def _build(store, index: str, tenants: list[int], all_tenants: bool) -> dict:
         now = store.write_instant(None)
         if index == "graph":
             from ..indexes import graph
-            built = graph.maintain(store, all_tenants=all_tenants)
+            built = graph.maintain(store, only=tenants)     # the due tenants only, as text and vector
             for entry in built.get("tenants", []):     # none when graph.maintain skipped
                 t = entry["tenant"]
                 problem = _validate_graph(store, cur, t, entry, now)
