@@ -154,6 +154,56 @@ def test_maintain(copy):
         assert "Traceback" not in r.stderr
 
 
+def test_maintain_policy_flags_force_and_dry_run(copy):
+    path, _ = copy
+    with Anatid.open(str(path), read_only=True) as db:
+        if not db.native.loaded:
+            pytest.skip("needs the native extension (the graph index is built natively)")
+    r = anatid("maintain", path, "--dry-run", "--json")
+    assert r.returncode == EXIT_OK, r.stderr
+    assert {(e["index"], e["reason"], e["would_build"]) for e in json.loads(r.stdout)} == {
+        ("graph", "absent", True), ("text", "absent", True), ("vector", "absent", True)}
+    r = anatid("maintain", path, "--json")
+    assert r.returncode == EXIT_OK, r.stderr
+    assert all(json.loads(r.stdout)[i]["tenants"] for i in ("graph", "text", "vector"))
+    with Anatid.open(str(path)) as db:
+        db.remember("carol likes tea", entities=["Carol"], embedding=[0, 1, 0, 0])
+    # one journal row: not due under a 5-row policy, due under the default and a tiny ratio
+    r = anatid("maintain", path, "--max-journal-rows", "5", "--max-age", "1h", "--json")
+    assert r.returncode == EXIT_OK, r.stderr
+    report = json.loads(r.stdout)
+    assert not any(report[i]["tenants"] for i in ("graph", "text", "vector"))
+    assert {s["reason"] for i in report for s in report[i]["skipped"]} == {"fresh"}   # under that policy
+    r = anatid("maintain", path, "--dry-run", "--max-journal-ratio", "0.01", "--index", "text", "--json")
+    assert [(e["index"], e["would_build"]) for e in json.loads(r.stdout)] == [("text", True)]
+    r = anatid("maintain", path, "--force", "--index", "vector", "--json")
+    report = json.loads(r.stdout)
+    assert r.returncode == EXIT_OK and list(report) == ["vector"] and report["vector"]["tenants"]
+    r = anatid("maintain", path)                     # the rest, as a table for people
+    assert r.returncode == EXIT_OK and r.stdout.splitlines()[0].split()[0] == "index"
+
+
+@pytest.mark.parametrize("flags, says", [(["--max-journal-rows", "0"], "max_journal_rows"),
+                                         (["--max-journal-ratio", "-1"], "max_journal_ratio"),
+                                         (["--max-age", "soon"], "not an age"),
+                                         (["--index", "postings"], "invalid choice")])
+def test_maintain_refuses_bad_flags_before_opening(copy, flags, says):
+    path, _ = copy
+    r = anatid("maintain", path, *flags)
+    assert r.returncode == EXIT_USAGE and says in r.stderr, r.stderr
+
+
+def test_maintain_without_the_extension_exits_1(copy):
+    """The graph index is built natively: still due afterwards, and the exit code says so."""
+    path, _ = copy
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ANATID_NATIVE": "0"}
+    r = subprocess.run([sys.executable, "-m", "anatid", "maintain", str(path), "--json"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == EXIT_PROBLEM and "graph@0 (load_failure" in r.stderr, r.stderr
+    report = json.loads(r.stdout)
+    assert report["text"]["tenants"] and report["graph"]["skipped"] == [{"tenant": 0, "reason": "load_failure"}]
+
+
 def test_maintain_report_rendering():
     from anatid.cli.cmd_maintain import render
     lines = render({"graph": {"tenants": 2, "generation_id": 2 ** 60}, "text": {"tenants": 1}}).splitlines()

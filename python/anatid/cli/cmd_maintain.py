@@ -1,16 +1,25 @@
 """`anatid maintain DB`: build every derived-index generation that is due.
 
-Takes the file's write lock (maintenance publishes new generations). Builds
-without index maintenance exit 2 and say so.
+Takes the file's write lock (maintenance publishes new generations). The policy flags
+map onto MaintenancePolicy; `--force` rebuilds whether due or not; `--dry-run` only says
+what is due. Exit codes (docs/cli.md): 0 nothing is left due, 1 something due was not
+built (a failed validation, a build error, an index that needs the missing extension),
+2 bad usage, 3 the file could not be opened. Builds without index maintenance exit 2.
 """
 from __future__ import annotations
 
 import inspect
+import re
+from datetime import timedelta
 
 import duckdb
 
 from . import EXIT_OK, EXIT_OPEN, EXIT_PROBLEM, EXIT_USAGE
 from ._render import OpenFailed, Progress, fail, key_values, open_db, print_json, table
+
+INDEXES = ("graph", "text", "vector")
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_UNIT = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def register(sub) -> None:
@@ -18,13 +27,41 @@ def register(sub) -> None:
     p.add_argument("db", help="path of the memory file")
     p.add_argument("--tenant", type=int, default=0)
     p.add_argument("--all-tenants", action="store_true", help="maintain every tenant in the file, not only --tenant")
+    p.add_argument("--index", action="append", choices=INDEXES, help="only this index (repeatable; default all)")
+    p.add_argument("--force", action="store_true", help="rebuild whether due or not")
+    p.add_argument("--max-journal-rows", type=int, metavar="N",
+                   help="due when the journal holds N rows or more")
+    p.add_argument("--max-journal-ratio", type=float, metavar="R",
+                   help="due when the journal holds R times the base's rows or more (e.g. 0.1)")
+    p.add_argument("--max-age", type=age, metavar="AGE",
+                   help="due when the base is older than AGE (90, 90s, 15m, 1h, 2d) and its journal is not empty")
+    p.add_argument("--dry-run", action="store_true", help="say what is due under the policy; build nothing")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(run=run)
 
 
+def age(text: str) -> timedelta:
+    m = _AGE.match(text)
+    if m is None:
+        import argparse
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age: a number of seconds, or with s, m, h or d")
+    return timedelta(seconds=float(m.group(1)) * _UNIT[m.group(2)])
+
+
+def policy_of(args):
+    """The MaintenancePolicy the flags describe, or None (maintain_indexes' default: any
+    journal row makes a generation due). A flag not given is a trigger that never fires."""
+    if args.max_journal_rows is None and args.max_journal_ratio is None and args.max_age is None:
+        return None
+    from ..indexes.policy import MaintenancePolicy
+    return MaintenancePolicy(max_journal_rows=args.max_journal_rows, max_journal_ratio=args.max_journal_ratio,
+                             max_age=args.max_age)    # ValidationError (exit 2) names a bad value
+
+
 def run(args) -> int:
+    policy = policy_of(args)          # before opening: a usage error takes no lock
     try:
-        db = open_db(args.db, tenant=args.tenant, read_only=False)
+        db = open_db(args.db, tenant=args.tenant, read_only=args.dry_run)
     except OpenFailed as exc:
         return fail(str(exc), EXIT_OPEN)
     with db:
@@ -32,7 +69,12 @@ def run(args) -> int:
         if maintain is None:
             return fail("index maintenance is not available in this build of anatid "
                         "(no maintain_indexes()); reads use the SQL oracle and stay correct", EXIT_USAGE)
-        kwargs = {"all_tenants": True} if args.all_tenants else {}
+        if args.dry_run:
+            return dry_run(db, args, policy)
+        kwargs = {"all_tenants": args.all_tenants, "force": args.force, "policy": policy,
+                  "indexes": tuple(args.index or INDEXES)}
+        from ..errors import ConflictError
+        from ..verbs.indexes import IndexValidationError
         with Progress() as progress:
             if _accepts(maintain, "progress"):
                 kwargs["progress"] = progress
@@ -40,13 +82,41 @@ def run(args) -> int:
                 progress(0, None, "maintaining indexes…")   # no steps to show: say it is working
             try:
                 result = maintain(**kwargs)
-            except duckdb.Error as exc:     # nothing is published half-built: the build's transaction rolled back
+            except (duckdb.Error, IndexValidationError, ConflictError) as exc:
+                # nothing is published half-built: the build's transaction rolled back
                 progress.close()
                 return fail(f"index maintenance failed: {str(exc).splitlines()[0]}", EXIT_PROBLEM)
     if args.json:
         print_json(result)
     else:
         print(render(result))
+    left = unbuilt(result)
+    if left:
+        return fail("still due, not built: " + ", ".join(left), EXIT_PROBLEM)
+    return EXIT_OK
+
+
+def unbuilt(result) -> list[str]:
+    """index@tenant entries maintenance skipped although they stay due (load_failure)."""
+    out = []
+    for index, entry in (result or {}).items():
+        for s in entry.get("skipped", []) if isinstance(entry, dict) else []:
+            if s.get("reason") == "load_failure":
+                out.append(f"{index}@{s['tenant']} (load_failure: the native extension is not loaded)")
+    return out
+
+
+def dry_run(db, args, policy) -> int:
+    wanted = set(args.index or INDEXES)
+    entries = [e for e in db.index_health(all_tenants=args.all_tenants, policy=policy, deep=False)
+               if e["index"] in wanted]
+    for e in entries:
+        e["would_build"] = bool(args.force or e["due"])
+    if args.json:
+        print_json(entries)
+    else:
+        cols = ["index", "tenant", "reason", "would_build", "base_rows", "pending_rows", "ratio", "age_seconds"]
+        print(table(cols, [[e.get(c) for c in cols] for e in entries]))
     return EXIT_OK
 
 
