@@ -222,6 +222,10 @@ class NativeHybridEngine:
             try:
                 hits, why = self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
                                        ann_plan)
+                if hits is None and ann_plan is not None:   # the remembered ANN plan may be out of date
+                    ann_plan, ann_note = ann.plan(self.store, cur, tenant, params["depth"], allow_slow, fresh=True)
+                    hits, why = self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given,
+                                           allow_slow, ann_plan)
                 # the macro parses generations this process has not: check their stored bytes first
                 reason = None if hits is not None else health.guard_hybrid(self.store, cur, tenant, text=use_text,
                                                                            vector=use_vector)

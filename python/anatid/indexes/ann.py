@@ -22,6 +22,7 @@ How a recall uses it (native engine only, python/anatid/native_hybrid.py calls p
 from __future__ import annotations
 
 import os
+import time
 
 import duckdb
 
@@ -68,10 +69,15 @@ WHERE g.tenant_id = $tenant AND NOT anatid_ann_resident(g.gen_id, g.nonce)
 # Rows for anatid_hybrid_recall (see extension/anatid_hybrid_recall.cpp): kind 5 names the
 # resident ANN generation, candidates and search width (the aggregate searches it with the
 # query of its request), kind 4 the vector journal, whose rows override candidates.
+# The kind-5 row exists only while the planned generation still covers the current vector
+# generation: otherwise the aggregate answers "missing" and the engine plans afresh.
 ANN_ROWS = """
-    SELECT 5 AS kind, $ann_gen::BIGINT AS a, $ann_nonce::BIGINT AS b, $ann_count::BIGINT AS c,
-           $ann_ef::BIGINT AS d, NULL::INTEGER AS len, NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms,
-           NULL::INTEGER[] AS tfs, NULL::FLOAT[] AS emb
+    SELECT 5 AS kind, g.gen_id AS a, g.nonce AS b, $ann_count::BIGINT AS c, $ann_ef::BIGINT AS d,
+           NULL::INTEGER AS len, NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs,
+           NULL::FLOAT[] AS emb
+    FROM anatid_ann_gen g
+    WHERE g.tenant_id = $tenant AND g.gen_id = $ann_gen
+      AND g.vector_gen_id = (SELECT max(gen_id) FROM anatid_vector_gen WHERE tenant_id = $tenant)
     UNION ALL
     SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
 
@@ -89,35 +95,63 @@ def has_tables(cur) -> bool:
                        "AND schema_name = current_schema() AND table_name = 'anatid_ann_gen'").fetchone()[0] > 0
 
 
-def plan(store, cur, tenant: int, depth: int, allow_slow: bool) -> tuple[dict | None, str | None]:
+# Planning costs a statement (~0.3-1.4 ms), so each handle remembers its plan per tenant. A
+# remembered generation is re-checked by the rank statement itself (ANN_ROWS) and planned
+# afresh when it no longer qualifies (fresh=True); a tenant without a usable generation is
+# re-checked after NEGATIVE_TTL seconds, so another process's opt-in is seen within that
+# (meanwhile the exact scan answers, or refuses above the ceiling), this process's at once.
+NEGATIVE_TTL = 1.0
+
+
+def forget_plans(store) -> None:
+    store.__dict__.pop("_ann_plans", None)
+
+
+def plan(store, cur, tenant: int, depth: int, allow_slow: bool, fresh: bool = False) -> tuple[dict | None, str | None]:
     """(bound parameters for ANN_ROWS, note) when the ANN generation should answer this
     recall's vector arm, else (None, why not or None). Loads the generation on a miss."""
     if allow_slow or not store.native.loaded:
         return None, None
+    plans = store.__dict__.setdefault("_ann_plans", {})
+    known = plans.get(tenant)
+    if known is None or fresh or (known["gen"] is None and time.monotonic() - known["at"] >= NEGATIVE_TTL):
+        known = _plan(store, cur, tenant)
+        plans[tenant] = known
+    if known["gen"] is None:
+        return None, known["note"]
+    from .. import store as store_module
+    if known["use_when"] == "above_ceiling" and known["rows"] <= store_module.BRUTE_FORCE_CEILING:
+        return None, None
+    count = min(max(2 * depth, depth + 50), 100_000)
+    ef = min(max(known["ef_search"], count), 100_000)
+    note = (f"vector arm: approximate (HNSW ANN generation {known['gen']}, ef_search={ef}, {count} candidates "
+            f"scored exactly with the vector journal merged); allow_slow=True scans exactly")
+    return {"ann_gen": known["gen"], "ann_count": count, "ann_ef": ef}, note
+
+
+def _plan(store, cur, tenant: int) -> dict:
+    out = {"at": time.monotonic(), "gen": None, "note": None}
     try:
         row = cur.execute(_STATE, {"tenant": tenant}).fetchone()
     except duckdb.CatalogException:      # a file written before the ANN index existed, opened read-only
-        return None, None
+        return out
     if row is None:
-        return None, None
+        return out
     gen, nonce, n_rows, ef_search, use_when, fresh, resident = row
-    from ..store import BRUTE_FORCE_CEILING
-    if n_rows == 0 or (use_when == "above_ceiling" and n_rows <= BRUTE_FORCE_CEILING):
-        return None, None
+    if n_rows == 0:
+        return out
     if not fresh:
-        return None, ("the ANN generation is stale (the vector index was rebuilt without it): exact scan; "
-                      "maintain_indexes() or build_ann_index() rebuilds it")
+        out["note"] = ("the ANN generation is stale (the vector index was rebuilt without it): exact scan; "
+                       "maintain_indexes() or build_ann_index() rebuilds it")
+        return out
     if not resident:
         try:
             cur.execute(_LOAD, {"tenant": tenant}).fetchall()
         except duckdb.Error as exc:
-            return None, f"the ANN generation could not be loaded ({str(exc).splitlines()[0]}): exact scan"
-    count = min(max(2 * depth, depth + 50), 100_000)
-    ef = min(max(int(ef_search), count), 100_000)
-    params = {"ann_gen": gen, "ann_nonce": nonce, "ann_count": count, "ann_ef": ef}
-    note = (f"vector arm: approximate (HNSW ANN generation {gen}, ef_search={ef}, {count} candidates "
-            f"scored exactly with the vector journal merged); allow_slow=True scans exactly")
-    return params, note
+            out["note"] = f"the ANN generation could not be loaded ({str(exc).splitlines()[0]}): exact scan"
+            return out
+    out.update(gen=int(gen), ef_search=int(ef_search), use_when=use_when, rows=int(n_rows))
+    return out
 
 
 # ---- building ---------------------------------------------------------------------------
@@ -149,6 +183,7 @@ def build_ann_index(db, *, m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF
                                   f"loaded ({store.native.reason}); recall keeps scanning exactly")
     from ..verbs.indexes import maintain_indexes
     from .text import tenants
+    forget_plans(store)
     with store.write() as cur:
         for t in tenants(store, cur, all_tenants):
             cur.execute("DELETE FROM anatid_ann_config WHERE tenant_id = $t", {"t": t})
@@ -162,6 +197,7 @@ def drop_ann_index(db, *, all_tenants: bool = False) -> None:
     """Opt out: drop the tenant's ANN generation and settings (recall scans exactly again)."""
     store = getattr(db, "_store", db)
     from .text import tenants
+    forget_plans(store)
     with store.write() as cur:
         for t in tenants(store, cur, all_tenants):
             _drop(cur, t)
@@ -183,6 +219,7 @@ def after_vector_build(store, cur, tenant: int, now) -> dict | None:
                       {"t": tenant}).fetchone()
     if cfg is None:
         return None
+    forget_plans(store)
     _drop(cur, tenant)
     if not store.native.loaded:      # a SQL-only writer: the stale generation is gone, reads scan exactly
         return {"skipped": "the native extension is not loaded"}
@@ -223,6 +260,7 @@ def status(store, cur, tenant: int) -> dict | None:
 # generation (the settings stay; the next maintain_indexes() rebuilds it). Reads scan exactly
 # meanwhile, like the vector index's own erase (indexes.text.erase_from_index).
 def _erase(store, cur, memory_id: int) -> None:
+    forget_plans(store)
     if has_tables(cur):
         _drop(cur, store.tenant)
 
