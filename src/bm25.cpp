@@ -66,9 +66,22 @@ std::shared_ptr<const TextGeneration> TextGeneration::Parse(const std::vector<st
 		}
 	}
 	gen->doc_of.reserve(n * 2);
+	std::vector<std::pair<int64_t, int32_t>> closed;
 	for (size_t i = 0; i < n; i++) {
 		gen->doc_of.emplace(gen->ids[i], static_cast<int32_t>(i));
 		gen->all_len += gen->lens[i];
+		gen->max_vf = std::max(gen->max_vf, gen->vf[i]);
+		if (gen->vt[i] != kOpenEnd) {
+			closed.emplace_back(gen->vt[i], gen->lens[i]);
+		}
+	}
+	std::sort(closed.begin(), closed.end());
+	gen->visibility_index = true;
+	gen->closed_vt.reserve(closed.size());
+	gen->closed_len_sum.assign(1, 0);
+	for (const auto &c : closed) {
+		gen->closed_vt.push_back(c.first);
+		gen->closed_len_sum.push_back(gen->closed_len_sum.back() + c.second);
 	}
 	if (parts.size() > 10) {
 		if (parts.size() != 14) {
@@ -106,6 +119,7 @@ std::string_view TextGeneration::Kind(size_t doc) const {
 size_t TextGeneration::MemoryBytes() const {
 	return ids.size() * (8 + 4 + 8 + 8) + term_start.size() * 8 + post_doc.size() * 8 + term_bytes.size() +
 	       term_of.size() * 32 + doc_of.size() * 24 + content_bytes.size() + kind_bytes.size() +
+	       (closed_vt.size() + closed_len_sum.size()) * 8 +
 	       (content_off.size() + kind_off.size()) * 8;
 }
 
@@ -145,7 +159,30 @@ struct Stats {
 
 Stats VisibleStats(const Bm25Input &in, const std::vector<uint8_t> &dead) {
 	Stats s;
-	if (in.base) {
+	if (in.base && in.base->visibility_index && in.valid_at >= in.base->max_vf) {
+		// Every base document has begun: the invisible ones are the closed ones with
+		// vt <= valid_at (a prefix of closed_vt), then the dead that were still visible.
+		const TextGeneration &b = *in.base;
+		const size_t gone = static_cast<size_t>(
+		    std::upper_bound(b.closed_vt.begin(), b.closed_vt.end(), in.valid_at) - b.closed_vt.begin());
+		s.n = static_cast<int64_t>(b.ids.size() - gone);
+		s.sum_len = b.all_len - b.closed_len_sum[gone];
+		std::vector<int32_t> dead_docs;
+		for (int64_t id : in.touched) {
+			auto it = b.doc_of.find(id);
+			if (it != b.doc_of.end()) {
+				dead_docs.push_back(it->second);
+			}
+		}
+		std::sort(dead_docs.begin(), dead_docs.end());
+		dead_docs.erase(std::unique(dead_docs.begin(), dead_docs.end()), dead_docs.end());
+		for (int32_t d : dead_docs) {
+			if (in.valid_at < b.vt[static_cast<size_t>(d)]) {
+				s.n--;
+				s.sum_len -= b.lens[static_cast<size_t>(d)];
+			}
+		}
+	} else if (in.base) {
 		const TextGeneration &b = *in.base;
 		// Start from every base document, then remove the dead and those not valid now.
 		s.n = static_cast<int64_t>(b.ids.size());

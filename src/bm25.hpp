@@ -45,6 +45,13 @@ struct TextGeneration {
 	std::unordered_map<std::string_view, int32_t> term_of; // views into term_bytes
 	std::unordered_map<int64_t, int32_t> doc_of;
 	int64_t all_len = 0;                   // sum of lens
+	// For N and avgdl without a pass over every document: the largest valid_from, and the
+	// closed documents' valid_to ascending with their lengths' running sums, so the
+	// documents visible at any instant >= max_vf are all but a prefix of these.
+	bool visibility_index = false;         // set by Parse
+	int64_t max_vf = INT64_MIN;
+	std::vector<int64_t> closed_vt;
+	std::vector<int64_t> closed_len_sum;   // closed_len_sum[i]: lens of closed_vt[0..i)
 	// Each document's content and kind at build time (parts 10-13; a generation written
 	// before they existed has none): what recall returns for a hit that no write has
 	// touched since, without reading anatid_memories.

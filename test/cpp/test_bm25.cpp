@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct Doc {
 	int64_t id;
 	std::vector<std::pair<std::string, int32_t>> terms;
 	int32_t len;
+	int64_t vf = 0, vt = kOpenEnd;
 };
 
 std::vector<std::string> g_parts; // owns the bytes behind the string_views
@@ -34,8 +36,8 @@ std::shared_ptr<const TextGeneration> Build(const std::vector<Doc> &docs) {
 	for (size_t i = 0; i < docs.size(); i++) {
 		ids.push_back(docs[i].id);
 		lens.push_back(docs[i].len);
-		vf.push_back(0);
-		vt.push_back(kOpenEnd);
+		vf.push_back(docs[i].vf);
+		vt.push_back(docs[i].vt);
 		for (auto &t : docs[i].terms) {
 			by_term[t.first].push_back({int32_t(i), t.second});
 		}
@@ -156,6 +158,69 @@ TEST_CASE("ties rank by id ascending and depth cuts") {
 	CHECK_EQ(hits[0].id, int64_t(1));
 	CHECK_EQ(hits[1].id, int64_t(3));
 	CHECK_EQ(hits[2].id, int64_t(5));
+}
+
+TEST_CASE("N and avgdl from the generation's validity index equal a pass over every document") {
+	// Random validity (closed before, at and after the reading instants, some beginning
+	// later), random touched documents; three instants: two after every valid_from (the
+	// index answers) and one before some (the pass over every document answers).
+	std::mt19937_64 rng(5);
+	std::uniform_int_distribution<int> pct(0, 99);
+	std::vector<Doc> docs;
+	for (int64_t id = 1; id <= 400; id++) {
+		Doc d {id, {{"t" + std::to_string(id % 7), 1 + int32_t(id % 3)}}, 1 + int32_t(id % 11)};
+		d.vf = pct(rng);
+		if (pct(rng) < 40) {
+			d.vt = d.vf + 1 + pct(rng) * 3;
+		}
+		docs.push_back(d);
+	}
+	auto gen = Build(docs);
+	for (int64_t at : {int64_t(120), int64_t(99), int64_t(250), int64_t(40)}) {
+		Bm25Input in;
+		in.base = gen.get();
+		in.valid_at = at;
+		in.terms = {"t1", "t3"};
+		// touched: every 9th document (some twice); half of them come back in the journal
+		Bm25Input all_journal;
+		all_journal.valid_at = at;
+		all_journal.terms = in.terms;
+		int64_t n = 0;
+		for (const Doc &d : docs) {
+			const bool touched = d.id % 9 == 0;
+			if (touched) {
+				in.touched.push_back(d.id);
+				in.touched.push_back(d.id);
+			}
+			if (touched && d.id % 2 == 0) {
+				in.docs.push_back({d.id, d.len, 0, kOpenEnd});
+				for (auto &t : d.terms) {
+					in.postings.push_back({d.id, t.first, t.second});
+				}
+			}
+			const bool live = touched ? d.id % 2 == 0 : (d.vf <= at && at < d.vt);
+			n += live;
+			if (touched && d.id % 2 == 0) {
+				all_journal.docs.push_back({d.id, d.len, 0, kOpenEnd});
+			} else if (!touched) {
+				all_journal.docs.push_back({d.id, d.len, d.vf, d.vt});
+			}
+			if (!touched || d.id % 2 == 0) {
+				for (auto &t : d.terms) {
+					all_journal.postings.push_back({d.id, t.first, t.second});
+				}
+			}
+		}
+		CHECK_EQ(Bm25VisibleDocs(in), n);
+		CHECK_EQ(Bm25VisibleDocs(all_journal), n);
+		auto a = Bm25TopK(in);
+		auto b = Bm25TopK(all_journal);
+		CHECK_EQ(a.size(), b.size());
+		for (size_t i = 0; i < a.size() && i < b.size(); i++) {
+			CHECK_EQ(a[i].id, b[i].id);
+			CHECK_EQ(a[i].score, b[i].score);
+		}
+	}
 }
 
 TEST_CASE("a corrupt generation is refused") {
