@@ -132,3 +132,23 @@ def test_one_lost_row_among_many_is_found(tmp_path):
         con.execute("DELETE FROM anatid_graph_journal WHERE op = 3 AND entry LIKE ?", [f"3|%|{mids[1]}|%"])
         # without the extension maintain_indexes() builds no graph generation: nothing to check
         assert set(shortfalls(db)) == ({"graph", "text", "vector"} if db.native.loaded else {"text", "vector"})
+
+
+def test_a_loss_hidden_by_writes_is_met_once_the_recheck_interval_passes(tmp_path, monkeypatch):
+    """Growth of the journal is taken as writes for RECHECK_SECONDS after an exact check; a
+    loss that more writes outnumber is found by the first read after that."""
+    with Anatid.open(str(tmp_path / "h.anatid"), tenant=1, embedding_dim=DIM) as db:
+        if not db.native.loaded:
+            pytest.skip("the graph read path is native")
+        db.remember("before the build", ["Ada"])
+        db.maintain_indexes()
+        lost = db.remember("after the build", ["Ada"]).memory_id
+        assert lost in [h.memory_id for h in db.recall_2hop("Ada")]          # verified exactly here
+        monkeypatch.setattr(health, "RECHECK_SECONDS", 3600.0)
+        db.connection.execute("DELETE FROM anatid_graph_journal WHERE op = 3 AND entry LIKE ?", [f"3|%|{lost}|%"])
+        db.remember("more", ["Ada", "Turing"])
+        hits = db.recall_2hop("Ada")                      # two rows more, one less: taken as writes
+        assert "damaged_base" not in hits.notes and lost not in [h.memory_id for h in hits]
+        monkeypatch.setattr(health, "RECHECK_SECONDS", 0.0)
+        hits = db.recall_2hop("Ada")
+        assert "damaged_base" in hits.notes and lost in [h.memory_id for h in hits]

@@ -24,6 +24,7 @@ is then met by the next read, not only by index_health().
 from __future__ import annotations
 
 import threading
+import time
 from datetime import datetime
 
 import duckdb
@@ -249,27 +250,33 @@ def guard_hybrid(store, cur, tenant: int, *, text: bool, vector: bool) -> str | 
 # neither saw it nor deleted its journal rows, which its own transaction wrote. Hence, as
 # long as nothing is lost, for the tenant:
 #
-#   graph   op-3 journal rows of memories > covered  >=  ABOUT edges from memories > covered
+#   graph   op-3 journal rows with seq > covered      >=  ABOUT edges from memories > covered
 #   text    memories > covered with text journal rows >= memories > covered (version 1)
 #   vector  memories > covered with vector journal rows >= embeddings of memories > covered
 #
+# (A journal row's seq is taken after its memory's id, so every such edge's row counts; the
+# build's own rows for time-dependent memories count too, which only weakens the check.)
 # Rows are appended in id order, so `> covered` (a literal, not a parameter) lets DuckDB's
 # zone maps skip every row group written before the build. Concurrent writes, now=,
 # update's versions (same memory_id, version > 1), remember_many and forget (soft: rows
 # stay; hard: text and vector drop their base, the graph's canonical count shrinks) keep
-# the inequality. It costs one statement, so a read runs it only when the journal's row
-# count (which the read's own statement returns) differs from the count last verified on
-# this handle since the last publish: a loss is met by the first read after the journal
-# changed. What it cannot see: a lost row that is not its memory's only one (an update's
-# latest text), a loss exactly balanced by new rows between two reads, rows of memories
-# written before the build, a base built outside maintain_indexes() (no covered_id) or
-# recorded before covered_id existed; index_health() reconciles ids, and validation
-# rebuilds, for those.
+# the inequality. It costs one statement per index (~1 ms at 1M), so a read runs it only
+# when the journal's row count, which the read's own statement returns, says the journal
+# changed since the handle last verified it: at once when the journal shrank (no write
+# shrinks it; only a publish does, and a publish starts afresh), and when it grew (writes)
+# only once RECHECK_SECONDS have passed since the last exact check. A truncation is met
+# by the next read; a loss hidden by writes that outnumber it, within RECHECK_SECONDS.
+# What it cannot see: a lost row that is not its memory's only one (an update's latest
+# text), a loss exactly balanced by new rows between two reads, rows of memories written
+# before the build, a base built outside maintain_indexes() (no covered_id) or recorded
+# before covered_id existed, reads on the opt-in ANN path; index_health() reconciles
+# ids, and validation rebuilds, for those.
+RECHECK_SECONDS = 1.0
 
 _JOURNAL_CHECK = {
     "graph": """SELECT (SELECT generation_id FROM anatid_graph_generations WHERE tenant_id = $t),
                        (SELECT count(*) FROM anatid_graph_journal WHERE tenant_id = $t AND op = 3
-                          AND CAST(split_part(entry, '|', 3) AS BIGINT) > {covered}),
+                          AND seq > {covered}),
                        (SELECT count(*) FROM anatid_edges WHERE tenant_id = $t AND kind = 'about'
                           AND src_id > {covered})""",
     "text": """SELECT (SELECT gen_id FROM anatid_text_gen WHERE tenant_id = $t),
@@ -331,20 +338,27 @@ def journal_shortfall(store, cur, index: str, tenant: int) -> str | None:
 def check_journal(store, cur, tenant: int, indexes, journal_rows) -> None:
     """The read's cheap invariant: raise DamagedBase (and flag the index for this process)
     when the journal lost rows written since the base. `journal_rows` is the row count the
-    read's own statement scanned: while it equals the count last verified on this handle
-    since the last publish, nothing is queried."""
+    read's own statement scanned. Nothing is queried while it equals the count last
+    verified on this handle since the last publish, nor while it only grew (writes) within
+    RECHECK_SECONDS of the last exact check; a shrink, or the first read after that
+    interval, runs the exact check (one statement per index)."""
     if store is None or journal_rows is None:
         return
     cache = store.__dict__.setdefault("_journal_verified", {})
     key = (tuple(indexes), int(tenant), _published.get(store.path, 0))
-    if cache.get(key) == journal_rows:
+    seen = cache.get(key)            # (count verified exactly, count accepted since, when verified)
+    now = time.monotonic()
+    if seen is not None and (journal_rows == seen[0] or (
+            journal_rows >= seen[1] and now - seen[2] < RECHECK_SECONDS)):
+        if journal_rows != seen[1]:
+            cache[key] = (seen[0], journal_rows, seen[2])
         return
     for index in indexes:
         problem = journal_shortfall(store, cur, index, tenant)
         if problem is not None:
             mark_damaged(store, index, tenant, problem)
             raise DamagedBase(problem, index)
-    cache[key] = journal_rows
+    cache[key] = (journal_rows, journal_rows, now)
 
 
 # ---- index_health() --------------------------------------------------------------------
