@@ -105,7 +105,7 @@ void ClearGenerationCache() {
 std::vector<HybridHit> HybridRecall(const HybridRequest &request) {
 	std::vector<int64_t> vector_ids, text_ids, graph_ids;
 	if (request.use_vector) {
-		const int64_t rows = CosineVisibleRows(request.vector);
+		const int64_t rows = request.vector_ceiling == INT64_MAX ? 0 : CosineVisibleRows(request.vector);
 		if (rows > request.vector_ceiling) {
 			throw std::runtime_error("anatid: an exact vector scan would cover " + std::to_string(rows) +
 			                         " rows, above BRUTE_FORCE_CEILING=" + std::to_string(request.vector_ceiling) +

@@ -84,6 +84,14 @@ void Block(VectorGeneration &gen, const std::vector<float> &rows) {
 		gen.doc_of.emplace(gen.ids[i], static_cast<int32_t>(i));
 	}
 	Quantize(gen, rows);
+	for (size_t i = 0; i < n; i++) {
+		gen.max_vf = std::max(gen.max_vf, gen.vf[i]);
+		if (gen.vt[i] != kOpenEnd) {
+			gen.closed_vt.push_back(gen.vt[i]);
+		}
+	}
+	std::sort(gen.closed_vt.begin(), gen.closed_vt.end());
+	gen.visibility_index = true;
 }
 
 } // namespace
@@ -222,7 +230,35 @@ float Cosine(double dot, double norm, double qnorm) {
 
 } // namespace
 
+// The base rows the journal overrides, as row indices (sorted, distinct).
+static std::vector<int32_t> DeadRows(const CosineInput &in) {
+	std::vector<int32_t> rows;
+	if (in.base) {
+		for (int64_t id : in.touched) {
+			auto it = in.base->doc_of.find(id);
+			if (it != in.base->doc_of.end()) {
+				rows.push_back(it->second);
+			}
+		}
+	}
+	std::sort(rows.begin(), rows.end());
+	rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+	return rows;
+}
+
 int64_t CosineVisibleRows(const CosineInput &in) {
+	if (in.base && in.base->visibility_index && in.valid_at >= in.base->max_vf) {
+		const VectorGeneration &b = *in.base;
+		int64_t n = static_cast<int64_t>(b.ids.size()) -
+		            (std::upper_bound(b.closed_vt.begin(), b.closed_vt.end(), in.valid_at) - b.closed_vt.begin());
+		for (int32_t d : DeadRows(in)) {
+			n -= in.valid_at < b.vt[static_cast<size_t>(d)];
+		}
+		for (const JournalVector &v : in.vectors) {
+			n += Visible(v.vf, v.vt, in.valid_at);
+		}
+		return n;
+	}
 	int64_t n = 0;
 	const std::vector<uint8_t> dead = DeadBase(in);
 	if (in.base) {
@@ -346,7 +382,7 @@ std::vector<ArmHit> CosineTopK(const CosineInput &in) {
 	if (!std::isfinite(q1) || !(in.query_norm > 0.0) || !std::isfinite(in.query_norm)) {
 		return CosineTopKExact(in);
 	}
-	const std::vector<uint8_t> dead = DeadBase(in);
+	const std::vector<int32_t> dead = DeadRows(in); // usually few: looked up for survivors only
 	const size_t n = b.ids.size();
 	const size_t keep = std::max<size_t>(in.depth, 1);
 	std::priority_queue<float, std::vector<float>, std::greater<float>> lows; // the keep largest lo
@@ -385,7 +421,8 @@ std::vector<ArmHit> CosineTopK(const CosineInput &in) {
 				hi = inf; // no bound: always rescored, never raises the floor
 				lo = -inf;
 			}
-			if (hi < floor || dead[i] || !Visible(b.vf[i], b.vt[i], in.valid_at)) {
+			if (hi < floor || !Visible(b.vf[i], b.vt[i], in.valid_at) ||
+			    (!dead.empty() && std::binary_search(dead.begin(), dead.end(), static_cast<int32_t>(i)))) {
 				continue;
 			}
 			cand.emplace_back(hi, static_cast<int32_t>(i));

@@ -44,6 +44,11 @@ struct VectorGeneration {
 	std::vector<float> scale;
 	std::vector<double> slack;
 	std::vector<double> inv_norms; // 1 / norms (the screen's cheap first test)
+	// Rows visible at an instant >= max_vf: all but the closed ones with vt <= it
+	// (closed_vt ascending), so CosineVisibleRows needs no pass over every row.
+	bool visibility_index = false;
+	int64_t max_vf = INT64_MIN;
+	std::vector<int64_t> closed_vt;
 
 	// Parts written by anatid.indexes.vector: header int64[4] = {magic, n, dim, 0}, ids int64[n],
 	// vf int64[n], vt int64[n], norms double[n], vectors float32[n * dim] row-major.

@@ -174,6 +174,14 @@ TEST_CASE("the int8 screen returns exactly the exact scan's ids, scores and orde
 				in.query_norm = qn;
 				in.valid_at = 100;
 				in.touched = {ids[0], ids[n - 1]};
+				int64_t visible = 0; // rows 0 and n - 1 are touched, every 13th from 5 closed at 50
+				for (size_t i = 1; i + 1 < n; i++) {
+					visible += i % 13 != 5;
+				}
+				CHECK_EQ(CosineVisibleRows(in), visible);
+				in.valid_at = 40; // before the closings: every untouched row
+				CHECK_EQ(CosineVisibleRows(in), int64_t(n >= 2 ? n - 2 : 0));
+				in.valid_at = 100;
 				for (size_t depth : {1u, 10u, 50u}) {
 					in.depth = depth;
 					auto fast = CosineTopK(in);
