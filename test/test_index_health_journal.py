@@ -152,3 +152,27 @@ def test_a_loss_hidden_by_writes_is_met_once_the_recheck_interval_passes(tmp_pat
         monkeypatch.setattr(health, "RECHECK_SECONDS", 0.0)
         hits = db.recall_2hop("Ada")
         assert "damaged_base" in hits.notes and lost in [h.memory_id for h in hits]
+
+
+def test_a_file_validated_before_covered_id_is_read_unchecked(tmp_path):
+    """Older files: the column is missing (read-only) or NULL (added on a read-write open)."""
+    path = str(tmp_path / "old.anatid")
+    with Anatid.open(path, tenant=1, embedding_dim=DIM) as db:
+        db.remember("before the build", ["Ada"], embedding=vec(1))
+        db.maintain_indexes()
+        db.remember("after the build", ["Ada"], embedding=vec(1, 1))
+        db.connection.execute("ALTER TABLE anatid_index_validations DROP COLUMN covered_id")
+        db.connection.execute("DELETE FROM anatid_text_journal")      # a loss the check would have found
+    with Anatid.open(path, tenant=1, read_only=True) as db:
+        assert not health.has_covered_id(db._store, db.connection) and shortfalls(db) == {}
+        if db.native.loaded:
+            assert "damaged_base" not in db.recall("after", k=3).notes     # unchecked, as documented
+            assert "damaged_base" in {e["reason"] for e in db.index_health()}   # index_health() finds it
+    with Anatid.open(path, tenant=1) as db:                            # read-write: the column comes back, NULL
+        assert health.has_covered_id(db._store, db.connection) and shortfalls(db) == {}
+        db.maintain_indexes(force=True)
+        db.connection.execute("DELETE FROM anatid_text_journal")
+        assert shortfalls(db) == {}                                   # nothing written since this build
+        db.remember("after the new build", ["Ada"], embedding=vec(1, 2))
+        db.connection.execute("DELETE FROM anatid_text_journal")
+        assert set(shortfalls(db)) == {"text"}
