@@ -153,6 +153,15 @@ def batch_profile(db: Anatid, batches: int, batch: int, rng: random.Random, star
                               "ms_per_batch": round(t / batches * 1e3, 2)} for k, (c, t) in rows]}
 
 
+def wal_bytes_per_batch(db: Anatid, path: str, batch: int, rng: random.Random, start: int) -> int:
+    """Bytes one remember_many batch adds to the write-ahead log (what its commit writes)."""
+    db.connection.execute("CHECKPOINT")
+    wal = path + ".wal"
+    before = os.path.getsize(wal) if os.path.exists(wal) else 0
+    db.remember_many([item(rng, start + i) for i in range(batch)])
+    return (os.path.getsize(wal) if os.path.exists(wal) else 0) - before
+
+
 def preloaded_comparison(folder: str, preload: int, n: int, empty: dict, rng: random.Random) -> dict:
     """remember on a file already holding `preload` memories against the fresh file: every
     write statement must cost O(rows written), so the rate must not fall with file size."""
@@ -195,7 +204,8 @@ def main() -> None:
     rng = random.Random(9)
     hooks = load_index_modules()
     folder = tempfile.mkdtemp(prefix="anatid-writes-")
-    db = Anatid.open(os.path.join(folder, "w.anatid"), embedding_dim=DIM)
+    path = os.path.join(folder, "w.anatid")
+    db = Anatid.open(path, embedding_dim=DIM)
     journal_tables = [r[0] for r in db.connection.execute(
         "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'anatid\\_%journal%' ESCAPE '\\'").fetchall()]
 
@@ -228,6 +238,7 @@ def main() -> None:
             "cpu_ms_per_batch_p50": round(pct(batch_cpu, 0.5) * 1e3, 1),
             "per_cpu_s": round(total / sum(batch_cpu), 1)}
     many_profile = batch_profile(db, 4, batch, rng, 5 * 10**5)
+    many_profile["wal_bytes_per_batch"] = wal_bytes_per_batch(db, path, batch, rng, 7 * 10**5)
 
     stop = threading.Event()
     reads = [0, 0]
