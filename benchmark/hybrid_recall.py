@@ -408,6 +408,45 @@ def run_384(args) -> dict:
                 "duckdb": duckdb.__version__}
 
 
+def run_journal_cost(args) -> dict:
+    """What 500 journalled text writes add to a text search over a 100k-document tenant:
+    journal 500 writes on tenant 0, time text-only recall() (the lean path) on it, fold the
+    journal with rebuild_fts_index(), time again; wall and CPU per call."""
+    import anatid
+    from anatid.indexes.text import journal_rows, rebuild_fts_index
+    path = str(Path(args.work) / f"hybrid-{args.scale:g}-{args.dim}.anatid")
+    journal_500(path, args.dim, np.random.default_rng(args.seed + 5))
+    queries = choose_queries(args.queries, args.dim, args.seed)
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    with anatid.Anatid.open(path, tenant=0) as db0:
+        db0.connection.execute("SET threads = 1")
+        cur = db0.connection.cursor()
+
+        def measure():
+            for q in queries[:20]:
+                db0.recall(q["query"], k=K)
+            wall, cpu, ids = [], [], []
+            for q in queries:
+                w, c = time.perf_counter(), time.process_time()
+                ids.append([h.memory_id for h in db0.recall(q["query"], k=K)])
+                wall.append((time.perf_counter() - w) * 1e3)
+                cpu.append((time.process_time() - c) * 1e3)
+            return summary(wall), summary(cpu), ids
+        rows = journal_rows(cur, 0)
+        w1, c1, ids1 = measure()
+        rebuild_fts_index(db0)
+        w2, c2, ids2 = measure()
+    return {"benchmark": "text_search_journal_cost", "scale": args.scale, "tenant": 0,
+            "text_journal_rows": rows, "queries": len(queries), "threads": 1,
+            "with_journal": {"wall": w1, "cpu": c1}, "after_rebuild": {"wall": w2, "cpu": c2},
+            "added_p50_ms": {"wall": round(w1["p50_ms"] - w2["p50_ms"], 3), "cpu": round(c1["p50_ms"] - c2["p50_ms"], 3)},
+            "same_ids_before_and_after": ids1 == ids2,
+            "load_average_start_end": [load_start, [round(x, 2) for x in os.getloadavg()]],
+            "note": "recall(query, k=10) on tenant 0, text arm and the graph seeds only; the two runs are back to back "
+                    "(a file cannot be both), so compare CPU under load",
+            "duckdb": duckdb.__version__}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=0.1)
@@ -422,12 +461,17 @@ def main() -> None:
     ap.add_argument("--refresh", action="store_true",
                     help="reuse the file but rebuild its generations and journal 500 writes on tenant 0 again")
     ap.add_argument("--dim384", action="store_true")
+    ap.add_argument("--journal-cost", action="store_true",
+                    help="journal 500 writes on tenant 0, then text search before and after rebuild_fts_index()")
     args = ap.parse_args()
     args.oracle_queries = args.oracle_queries or args.queries
     RESULTS.mkdir(exist_ok=True)
     if args.dim384:
         res = run_384(args)
         out = RESULTS / "hybrid_vector384.json"
+    elif args.journal_cost:
+        res = run_journal_cost(args)
+        out = RESULTS / f"hybrid_journal-{args.scale:g}.json"
     else:
         res = run(args)
         out = RESULTS / f"hybrid_recall-{args.scale:g}.json"
