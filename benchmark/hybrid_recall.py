@@ -471,7 +471,7 @@ def main() -> None:
         out = RESULTS / "hybrid_vector384.json"
     elif args.journal_cost:
         res = run_journal_cost(args)
-        out = RESULTS / f"hybrid_journal-{args.scale:g}.json"
+        out = RESULTS / f"text_journal_cost-{args.scale:g}.json"
     else:
         res = run(args)
         out = RESULTS / f"hybrid_recall-{args.scale:g}.json"
