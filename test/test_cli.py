@@ -187,10 +187,14 @@ def test_maintain_policy_flags_force_and_dry_run(copy):
                                          (["--max-journal-ratio", "-1"], "max_journal_ratio"),
                                          (["--max-age", "soon"], "not an age"),
                                          (["--index", "postings"], "invalid choice")])
-def test_maintain_refuses_bad_flags_before_opening(copy, flags, says):
+def test_maintain_refuses_bad_flags_before_opening(copy, flags, says, capsys):
+    from anatid.cli import main
     path, _ = copy
-    r = anatid("maintain", path, *flags)
-    assert r.returncode == EXIT_USAGE and says in r.stderr, r.stderr
+    try:
+        code = main(["maintain", str(path), *flags])
+    except SystemExit as exc:                # argparse's own refusals
+        code = exc.code
+    assert code == EXIT_USAGE and says in capsys.readouterr().err
 
 
 def test_maintain_without_the_extension_exits_1(copy):
