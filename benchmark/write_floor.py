@@ -135,8 +135,8 @@ def main() -> None:
     ids = Ids()
     runs = variants(con, ids)
     samples: dict[tuple[str, str], dict[str, list[float]]] = {}
-    rounds = 10
-    per = max(1, args.reps // rounds)
+    per = 4  # repetitions in a row; short runs, many rounds: both thread settings see the same load
+    rounds = max(1, args.reps // per)
     for _ in range(2):  # warm-up round, not recorded
         for fn in runs.values():
             fn()

@@ -105,7 +105,7 @@ def main() -> None:
                 one_cpu[k].append(time.process_time() - c0)
     counts = {k: db.connection.execute("SELECT count(*) FROM anatid_memories").fetchone()[0] for k, db in dbs.items()}
     assert counts["base"] == counts["new"], counts
-    res = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "base": base_rev,
+    res = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "base_commit": base_rev,
            "rounds": args.rounds, "batch": args.batch, "singles_per_round": args.singles,
            "native": {k: db.native.loaded for k, db in dbs.items()}}
     for k in dbs:
