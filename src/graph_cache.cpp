@@ -249,6 +249,9 @@ std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
 			same = c;
 			break;
 		}
+		if (old.empty()) {
+			continue; // extending an empty journal is parsing everything: a miss
+		}
 		if (!prefix || prefix->encoded.size() < old.size()) {
 			prefix = c;
 		}
