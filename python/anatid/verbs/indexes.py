@@ -90,7 +90,8 @@ def _build(store, index: str, tenants: list[int], all_tenants: bool) -> dict:
                     raise IndexValidationError(f"graph generation of tenant {t} not published: {problem}")
                 entry["validated"] = "entity, edge and memory recounts; recall around the entities written last"
                 _record(store, cur, "graph", t, entry["memories"] + entry["edges"], now, entry["validated"], covered)
-            out = {"tenants": built.get("tenants", []), "journal_rows_absorbed": built.get("journal_rows_absorbed", 0)}
+            out = {"tenants": built.get("tenants", []), "journal_rows_absorbed": built.get("journal_rows_absorbed", 0),
+                   "build_seconds": built.get("seconds")}     # the build alone; "seconds" adds validation
         else:
             out = {"tenants": [_build_parts(store, cur, index, t, now, covered) for t in tenants]}
             if index == "vector":   # an opted-in ANN index is rebuilt over the vector generation just built
