@@ -202,3 +202,42 @@ def test_seed_cache_follows_inserts_rollbacks_and_out_of_order_ids(tmp_path):
         same()
     finally:
         db.close()
+
+
+def test_cached_seeds_are_checked_by_the_rank_statement(tmp_path):
+    """The seeds come from the handle's cache and the rank statement reads the entities'
+    (count, max id): an entity added after the cache was filled must still be a seed, and
+    an unchanged tenant needs no separate seed check statement."""
+    db = Anatid.open(str(tmp_path / "spec.anatid"), embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(db.native.reason)
+    try:
+        db.remember("quince tart for dinner", entities=["Dinner"], now=at(1))
+        db.remember("another note", entities=["Ann"], now=at(2))
+        db.maintain_indexes()
+        both(db, "quince tart", k=5)                 # fills the cache: no entity named quince
+        q = db.remember("ripe in october", entities=["Quince"], now=at(3))
+        hits = both(db, "quince tart", k=5)          # the new entity is a seed at once
+        assert q.memory_id in [h.memory_id for h in hits if "graph" in h.sources]
+        store, statements = db._store, []
+        read = store.read
+
+        class Counting:
+            def __init__(self, cur):
+                self._cur = cur
+
+            def execute(self, sql, params=None):
+                statements.append(sql)
+                return self._cur.execute(sql, params)
+
+            def __getattr__(self, name):
+                return getattr(self._cur, name)
+        store.read = lambda: Counting(read())
+        try:
+            db.recall("ripe october", k=5)          # no seed, nothing changed: the rank statement only
+        finally:
+            store.read = read
+        # (a hit written after the build is read from anatid_memories: a second statement)
+        assert "anatid_hybrid_recall" in statements[0] and sum("anatid_entities" in s for s in statements) == 1
+    finally:
+        db.close()

@@ -115,9 +115,20 @@ class _EntityTokens:
 _entity_lock = threading.Lock()
 
 
-def seeds_from_terms(store, cur, tenant, terms) -> list[str]:
-    """name_keys of the tenant's entities whose every name token is a query term."""
-    count, max_id = cur.execute(_SEED_CHECK, {"tenant": tenant}).fetchone()
+def cached_seeds(store, tenant, terms):
+    """(seeds, (count, max_id)) from this handle's cache of the tenant's entity names, with
+    the state they hold, or None before the first seeds_from_terms of the tenant. The caller
+    asks for the current state in a statement it runs anyway (_SEED_STATE) and falls back to
+    seeds_from_terms when it differs."""
+    with _entity_lock:
+        cached = store.__dict__.get("_entity_tokens", {}).get(tenant)
+        return None if cached is None else (cached.seeds(terms), (cached.count, cached.max_id))
+
+
+def seeds_from_terms(store, cur, tenant, terms, state=None) -> list[str]:
+    """name_keys of the tenant's entities whose every name token is a query term; `state`:
+    the (count, max_id) the caller has just read, else one statement reads it."""
+    count, max_id = state if state is not None else cur.execute(_SEED_CHECK, {"tenant": tenant}).fetchone()
     with _entity_lock:
         caches = store.__dict__.setdefault("_entity_tokens", {})    # per handle: an in-memory file has no path
         cached = caches.get(tenant)
@@ -162,15 +173,21 @@ _VECTOR_ROWS = """
     SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
 
 
-def _rank_sql(use_text, use_vector: bool) -> str:
+# The seed cache's check (_SEED_CHECK) as a third column of the rank statement, so that a
+# recall whose seeds come from the cache issues one statement fewer (~0.9 ms at 1M).
+_SEED_STATE = ("(SELECT [count(*), max(entity_id)] FROM anatid_entities WHERE tenant_id = $tenant)")
+
+
+def _rank_sql(use_text, use_vector: bool, seed_state: bool = False) -> str:
     text = _TEXT_IDS_ROWS if use_text == "ids" else _TEXT_ROWS
     rows = " UNION ALL".join(r for r, used in ((text, use_text), (_VECTOR_ROWS, use_vector)) if used)
     # count(*): the rows scanned, for the journal invariant (anatid.indexes.health.check_journal)
-    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, terms, tfs, emb, $request), count(*) "
-            f"FROM ({rows}) r")
+    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, terms, tfs, emb, $request), count(*)"
+            f"{', ' + _SEED_STATE if seed_state else ''} FROM ({rows}) r")
 
 
-_RANK_SQL = {(t, v): _rank_sql(t, v) for t in (False, True, "ids") for v in (False, True) if t or v}
+_RANK_SQL = {(t, v, s): _rank_sql(t, v, s) for t in (False, True, "ids") for v in (False, True) for s in (False, True)
+             if t or v}
 NEEDS_MACRO, OVER_CEILING = -1, -2
 
 
@@ -277,11 +294,13 @@ class NativeHybridEngine:
         tenant, depth = params["tenant"], params["depth"]
         use_text = use_text and bool(terms)
         gids, ghops = [], []
+        speculative = None    # (seeds, state) from the handle's cache, checked by the rank statement
         if use_graph:
             if seeds_given:
                 keys = params["seed_keys"]
             elif terms:
-                keys = self._seeds(cur, tenant, terms)
+                speculative = cached_seeds(self.store, tenant, terms) if ann_plan is None else None
+                keys = speculative[0] if speculative is not None else self._seeds(cur, tenant, terms)
             else:
                 keys = []
             if keys and not graph_index.has_tables(self.store, cur):
@@ -302,8 +321,14 @@ class NativeHybridEngine:
             vector_ceiling=None if allow_slow or ann_plan else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
             qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops)
         if ann_plan is None:
-            ranked, journal_rows = cur.execute(_RANK_SQL[(use_text_rows, use_vector)],
-                                               {"tenant": tenant, "request": request}).fetchone()
+            ranked, journal_rows, *state = cur.execute(_RANK_SQL[(use_text_rows, use_vector, speculative is not None)],
+                                                       {"tenant": tenant, "request": request}).fetchone()
+            if speculative is not None and tuple(state[0]) != speculative[1] and \
+                    seeds_from_terms(self.store, cur, tenant, terms, tuple(state[0])) != speculative[0]:
+                # the entities changed and so did the seeds: again, with the fresh cache (entities
+                # are insert-only, so seeds equal before and after mean equal in between)
+                return self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
+                                  ann_plan)
         else:   # the vector arm on ANN candidates (anatid.indexes.ann)
             from .indexes.ann import rank_sql
             ranked = cur.execute(rank_sql(_TEXT_IDS_ROWS if use_text_rows == "ids" else _TEXT_ROWS),
