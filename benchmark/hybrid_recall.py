@@ -25,6 +25,7 @@ import platform
 import random
 import statistics
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import duckdb
@@ -399,13 +400,41 @@ def run_384(args) -> dict:
                 t0 = time.perf_counter()
                 fn(q)
                 out.append((time.perf_counter() - t0) * 1000.0)
+        profile = profile_recall({0: db}, lean, qs)
         return {"benchmark": "vector_top50_100k_x_384", "rows": n, "dim": dim, "threads": 1,
                 "native": summary(t_macro), "native_recall_lean": summary(t_lean),
+                "profile_lean_recall": profile,
                 "note": "native: the anatid.anatid_hybrid macro statement; native_recall_lean: recall(embedding=, k=50) "
                         "(the aggregate, then hydration of the 50 hits; this file has no text generation, so they "
                         "are read from anatid_memories); the C++ scan alone: benchmark/vector_scan.cpp",
                 "load_average_start_end": [load_start, [round(x, 2) for x in os.getloadavg()]],
                 "duckdb": duckdb.__version__}
+
+
+def journal_profile(db, cur, queries) -> dict:
+    """Where the journal's cost goes inside the text arm's rank statement (the statement
+    recall() issues, without the seed check), A/B interleaved on the same file: as issued;
+    with the journal rows fed without their term lists (what parsing and materializing the
+    postings costs; the answer differs); without the journal rows (the answer differs)."""
+    from anatid import native_hybrid as nh
+    full = nh._rank_sql(True, False)
+    text_row = "SELECT 3, memory_id, seq, vf, vt, doc_len, NULL, terms, tfs, NULL FROM anatid_text_journal"
+    assert text_row in full
+    variants = {"as_issued": full,
+                "journal_without_term_lists": full.replace(text_row, text_row.replace("terms, tfs", "NULL, NULL")),
+                "without_journal_rows": full.replace(text_row + " WHERE tenant_id = $tenant",
+                                                     text_row + " WHERE tenant_id = $tenant AND false")}
+    at_us = (db._store.view().valid_at - nh._EPOCH) // timedelta(microseconds=1)
+    samples: dict = {k: [] for k in variants}
+    for q in queries:
+        terms = sorted(set(nh.ascii_tokens(q["query"]) or []))
+        request = nh.encode_request(at_us=at_us, depth=DEPTH, k=K, wv=1.0, wt=1.0, wg=1.0, vector_ceiling=None,
+                                    terms=terms, qvec=None, qnorm=None, gids=[], ghops=[])
+        for name, sql in variants.items():
+            t0 = time.perf_counter()
+            cur.execute(sql, {"tenant": 0, "request": request}).fetchone()
+            samples[name].append((time.perf_counter() - t0) * 1e3)
+    return {k: round(_pct(v, .5), 3) for k, v in samples.items()}
 
 
 def run_journal_cost(args) -> dict:
@@ -434,6 +463,7 @@ def run_journal_cost(args) -> dict:
             return summary(wall), summary(cpu), ids
         rows = journal_rows(cur, 0)
         w1, c1, ids1 = measure()
+        profile = journal_profile(db0, cur, queries)
         rebuild_fts_index(db0)
         w2, c2, ids2 = measure()
     return {"benchmark": "text_search_journal_cost", "scale": args.scale, "tenant": 0,
@@ -441,6 +471,7 @@ def run_journal_cost(args) -> dict:
             "with_journal": {"wall": w1, "cpu": c1}, "after_rebuild": {"wall": w2, "cpu": c2},
             "added_p50_ms": {"wall": round(w1["p50_ms"] - w2["p50_ms"], 3), "cpu": round(c1["p50_ms"] - c2["p50_ms"], 3)},
             "same_ids_before_and_after": ids1 == ids2,
+            "journal_profile_ms_p50": profile,
             "load_average_start_end": [load_start, [round(x, 2) for x in os.getloadavg()]],
             "note": "recall(query, k=10) on tenant 0, text arm and the graph seeds only; the two runs are back to back "
                     "(a file cannot be both), so compare CPU under load",
