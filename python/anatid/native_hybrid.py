@@ -281,7 +281,8 @@ class NativeHybridEngine:
         return RecallHits(hits, bm25_stale=False, arms=arms, notes=tuple(notes), engine="native")
 
     # ---- the lean path --------------------------------------------------------------
-    def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow, ann_plan=None):
+    def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow, ann_plan=None,
+              speculate=True):
         from .native_graph import recall_ids
         from .indexes import graph as graph_index, health
         from .store import BRUTE_FORCE_CEILING
@@ -299,7 +300,7 @@ class NativeHybridEngine:
             if seeds_given:
                 keys = params["seed_keys"]
             elif terms:
-                speculative = cached_seeds(self.store, tenant, terms) if ann_plan is None else None
+                speculative = cached_seeds(self.store, tenant, terms) if ann_plan is None and speculate else None
                 keys = speculative[0] if speculative is not None else self._seeds(cur, tenant, terms)
             else:
                 keys = []
@@ -325,10 +326,10 @@ class NativeHybridEngine:
                                                        {"tenant": tenant, "request": request}).fetchone()
             if speculative is not None and tuple(state[0]) != speculative[1] and \
                     seeds_from_terms(self.store, cur, tenant, terms, tuple(state[0])) != speculative[0]:
-                # the entities changed and so did the seeds: again, with the fresh cache (entities
-                # are insert-only, so seeds equal before and after mean equal in between)
+                # the entities changed and so did the seeds: again, with the seed check of its own
+                # (entities are insert-only, so seeds equal before and after mean equal in between)
                 return self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
-                                  ann_plan)
+                                  ann_plan, speculate=False)
         else:   # the vector arm on ANN candidates (anatid.indexes.ann)
             from .indexes.ann import rank_sql
             ranked = cur.execute(rank_sql(_TEXT_IDS_ROWS if use_text_rows == "ids" else _TEXT_ROWS),
