@@ -31,22 +31,7 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 } // namespace
 
 void RegisterAnatidAnnResident(duckdb_connection connection) {
-	duckdb_scalar_function f = duckdb_create_scalar_function();
-	duckdb_scalar_function_set_name(f, "anatid_ann_resident");
-	duckdb_logical_type bigint = Type(DUCKDB_TYPE_BIGINT);
-	duckdb_logical_type boolean = Type(DUCKDB_TYPE_BOOLEAN);
-	duckdb_scalar_function_add_parameter(f, bigint);
-	duckdb_scalar_function_add_parameter(f, bigint);
-	duckdb_scalar_function_set_return_type(f, boolean);
-	duckdb_destroy_logical_type(&bigint);
-	duckdb_destroy_logical_type(&boolean);
-	duckdb_scalar_function_set_volatile(f);
-	duckdb_scalar_function_set_function(f, GuardScalar<Execute>);
-	const duckdb_state state = duckdb_register_scalar_function(connection, f);
-	duckdb_destroy_scalar_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error("anatid: could not register scalar function anatid_ann_resident");
-	}
+	RegisterVolatileScalar(connection, "anatid_ann_resident", {DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT}, DUCKDB_TYPE_BOOLEAN, GuardScalar<Execute>);
 }
 
 } // namespace anatid
