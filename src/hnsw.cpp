@@ -275,6 +275,26 @@ void HnswIndex::Connect(uint32_t from, uint32_t to, int level) {
 	}
 }
 
+// From the entry point down to (not into) `level`: on each layer above it, move to the
+// best neighbour until none is better. Build and search share it.
+HnswCandidate HnswIndex::GreedyDescent(const float *q, int level) const {
+	HnswCandidate cur {static_cast<uint32_t>(entry_), Similarity(q, static_cast<uint32_t>(entry_))};
+	for (int l = max_level_; l > level; l--) {
+		for (bool moved = true; moved;) {
+			moved = false;
+			const int32_t *links = Links(cur.row, l);
+			for (int32_t k = 1; k <= links[0]; k++) {
+				const HnswCandidate c {static_cast<uint32_t>(links[k]), Similarity(q, links[k])};
+				if (Better(c, cur)) {
+					cur = c;
+					moved = true;
+				}
+			}
+		}
+	}
+	return cur;
+}
+
 void HnswIndex::Insert(uint32_t row) {
 	const int level = levels_[row];
 	if (entry_ < 0) {
@@ -287,20 +307,7 @@ void HnswIndex::Insert(uint32_t row) {
 	for (size_t d = 0; d < dim_; d++) {
 		q[d] = v[d] * inv_norms_[row];
 	}
-	HnswCandidate cur {static_cast<uint32_t>(entry_), Similarity(q.data(), static_cast<uint32_t>(entry_))};
-	for (int l = max_level_; l > level; l--) {
-		for (bool moved = true; moved;) {
-			moved = false;
-			const int32_t *links = Links(cur.row, l);
-			for (int32_t k = 1; k <= links[0]; k++) {
-				const HnswCandidate c {static_cast<uint32_t>(links[k]), Similarity(q.data(), links[k])};
-				if (Better(c, cur)) {
-					cur = c;
-					moved = true;
-				}
-			}
-		}
-	}
+	const HnswCandidate cur = GreedyDescent(q.data(), level);
 	std::vector<HnswCandidate> entry {cur}, found;
 	for (int l = std::min(level, max_level_); l >= 0; l--) {
 		SearchLayer(q.data(), entry, params_.ef_construction, l, found);
@@ -388,20 +395,7 @@ std::vector<HnswCandidate> HnswIndex::Search(const double *query, size_t count, 
 	for (size_t d = 0; d < dim_; d++) {
 		q[d] = static_cast<float>(query[d] / qn);
 	}
-	HnswCandidate cur {static_cast<uint32_t>(entry_), Similarity(q.data(), static_cast<uint32_t>(entry_))};
-	for (int l = max_level_; l > 0; l--) {
-		for (bool moved = true; moved;) {
-			moved = false;
-			const int32_t *links = Links(cur.row, l);
-			for (int32_t k = 1; k <= links[0]; k++) {
-				const HnswCandidate c {static_cast<uint32_t>(links[k]), Similarity(q.data(), links[k])};
-				if (Better(c, cur)) {
-					cur = c;
-					moved = true;
-				}
-			}
-		}
-	}
+	const HnswCandidate cur = GreedyDescent(q.data(), 0);
 	std::vector<HnswCandidate> entry {cur};
 	SearchLayer(q.data(), entry, std::max(ef, count), 0, out);
 	if (out.size() > count) {

@@ -77,6 +77,7 @@ public:
 
 private:
 	float Similarity(const float *q, uint32_t row) const;
+	HnswCandidate GreedyDescent(const float *q, int level) const;
 	const int32_t *Links(uint32_t row, int level) const; // [count, slot...]
 	int32_t *MutableLinks(uint32_t row, int level);
 	uint32_t Slots(int level) const {
