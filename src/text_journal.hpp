@@ -1,0 +1,165 @@
+// The text journal as the lean recall reads it: compact postings, the fold of the
+// journal rows (the latest row of a memory wins) and a process-wide cache of folds.
+//
+// Postings: each journal row stores its memory's postings as one VARCHAR,
+// "term:tf term:tf ..." sorted by term (python/anatid/indexes/text.py writes it). Tokens
+// are maximal runs of [\p{L}\p{M}\p{N}] (python/anatid/text.py's TOKEN_PATTERN), so a
+// term never contains ' ' or ':' and needs no escaping. Why one string: DuckDB
+// materializes VARCHAR[] and INTEGER[] columns row by row into the aggregate, and that
+// cost about as much as everything else the journal added to a recall
+// (docs/benchmarks.md, "500 journalled writes").
+//
+// Why a cache: parsing and folding the journal on every read repeats work that only a
+// write changes. Rows come and go with transactions (a rollback, a caller's uncommitted
+// writes, maintenance absorbing them), so no id names a journal state: like
+// graph::JournalCache, the key is the text generation (id, nonce), which names one
+// tenant's generation, and the cached value is checked against the exact bytes of the
+// rows the read scanned. The same bytes reuse the fold; bytes that extend a cached
+// state (rows appended since) apply only the new rows; anything else folds everything.
+// A rolled-back row changes the bytes, so it is never served. Nothing here can change
+// an answer; bounded by entry count and bytes, least recently used first.
+#pragma once
+
+#include "bm25.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace anatid {
+namespace text_journal {
+
+// Calls fn(term, tf) for each posting of a postings string; throws std::invalid_argument
+// naming the malformed posting (an empty term, a missing ':' or a tf that is not a
+// positive 32-bit integer).
+template <class Fn>
+void ForEachPosting(std::string_view postings, Fn &&fn);
+
+// Appends one scanned journal row to `encoded` (the bytes the cache compares):
+// memory_id, seq, vf, vt, doc_len (present = doc_len not NULL) and the postings
+// (has_postings = not NULL). Fixed-width fields in host byte order: the bytes never
+// leave the process.
+void AppendRow(std::string &encoded, int64_t memory_id, int64_t seq, int64_t vf, int64_t vt, bool present,
+               int32_t len, bool has_postings, std::string_view postings);
+
+// The fold of a journal: each memory's latest row and an inverted index of the rows'
+// postings. Immutable once built (shared by readers).
+class Fold {
+public:
+	// Folds encoded rows (AppendRow). Throws std::invalid_argument on a malformed row.
+	static std::shared_ptr<const Fold> Build(std::string_view encoded);
+	// This fold plus the rows of encoded[from, end) (the bytes before `from` are this fold's).
+	std::shared_ptr<const Fold> Extend(std::string_view encoded, size_t from) const;
+
+	bool Touched(int64_t memory_id) const;
+	size_t Memories() const {
+		return touched_.size();
+	}
+	// Fills in.touched, in.docs and, for the distinct query terms in.terms, in.postings
+	// (whose terms are views of in.terms). `in` must outlive nothing of this fold.
+	void Fill(Bm25Input &in) const;
+	size_t ByteSize() const;
+
+private:
+	struct Latest {
+		int64_t seq, vf, vt;
+		int32_t len;
+		bool present;
+	};
+	struct Posting {
+		int64_t id, seq;
+		int32_t tf;
+	};
+	void Apply(std::string_view encoded, size_t from);
+	void Finish();
+
+	std::unordered_map<int64_t, Latest> latest_;
+	// Every row's postings, tagged with the row's seq: a posting whose seq is not its
+	// memory's latest is stale (the memory was written again) and skipped by Fill.
+	std::unordered_map<std::string, std::vector<Posting>> postings_;
+	size_t posting_count_ = 0;
+	std::vector<int64_t> touched_; // sorted
+	std::vector<JournalDoc> docs_; // the latest rows with text, by id
+};
+
+struct CacheStats {
+	size_t entries = 0;
+	size_t resident_bytes = 0;
+	uint64_t hits = 0;    // the same bytes: the fold reused
+	uint64_t extends = 0; // the cached bytes plus appended rows: only those applied
+	uint64_t misses = 0;  // folded in full
+	uint64_t evictions = 0;
+};
+
+class Cache {
+public:
+	static constexpr size_t kMaxEntries = 64;
+	// Journal states kept per generation: connections in different transactions (one with
+	// uncommitted rows, one on an older snapshot) must not evict each other; the lean
+	// path's two row forms (with and without postings) are two states too.
+	static constexpr size_t kPerGeneration = 8;
+	static constexpr size_t kBudgetBytes = size_t(64) << 20;
+
+	static Cache &Instance();
+	// The fold of `encoded`, scanned under the text generation (gen_id, nonce).
+	std::shared_ptr<const Fold> Get(int64_t gen_id, int64_t nonce, const std::string &encoded);
+	void Clear();
+	CacheStats Stats();
+
+private:
+	struct Entry {
+		int64_t gen_id, nonce;
+		std::string encoded;
+		std::shared_ptr<const Fold> fold;
+		size_t bytes;
+	};
+	using Lru = std::list<std::shared_ptr<const Entry>>;
+	void EraseLocked(Lru::iterator it);
+
+	std::mutex mutex_;
+	Lru lru_; // front = most recently used
+	size_t resident_ = 0;
+	uint64_t hits_ = 0, extends_ = 0, misses_ = 0, evictions_ = 0;
+};
+
+// ---- implementation of the template ----------------------------------------------------
+[[noreturn]] void ThrowBadPosting(std::string_view postings, std::string_view posting);
+
+template <class Fn>
+void ForEachPosting(std::string_view postings, Fn &&fn) {
+	size_t pos = 0;
+	while (pos < postings.size()) {
+		size_t end = postings.find(' ', pos);
+		if (end == std::string_view::npos) {
+			end = postings.size();
+		}
+		const std::string_view posting = postings.substr(pos, end - pos);
+		const size_t colon = posting.rfind(':');
+		if (colon == std::string_view::npos || colon == 0 || colon + 1 == posting.size() ||
+		    posting.size() - colon - 1 > 10) {
+			ThrowBadPosting(postings, posting);
+		}
+		int64_t tf = 0;
+		for (size_t i = colon + 1; i < posting.size(); i++) {
+			const char c = posting[i];
+			if (c < '0' || c > '9') {
+				ThrowBadPosting(postings, posting);
+			}
+			tf = tf * 10 + (c - '0');
+		}
+		if (tf < 1 || tf > INT32_MAX) {
+			ThrowBadPosting(postings, posting);
+		}
+		fn(posting.substr(0, colon), static_cast<int32_t>(tf));
+		pos = end + 1;
+	}
+}
+
+} // namespace text_journal
+} // namespace anatid
