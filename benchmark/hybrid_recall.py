@@ -414,14 +414,14 @@ def run_384(args) -> dict:
 def journal_profile(db, cur, queries) -> dict:
     """Where the journal's cost goes inside the text arm's rank statement (the statement
     recall() issues, without the seed check), A/B interleaved on the same file: as issued;
-    with the journal rows fed without their term lists (what parsing and materializing the
-    postings costs; the answer differs); without the journal rows (the answer differs)."""
+    with the journal rows fed without their postings strings (what scanning and comparing
+    them costs; the answer differs); without the journal rows (the answer differs)."""
     from anatid import native_hybrid as nh
     full = nh._rank_sql(True, False)
-    text_row = "SELECT 3, memory_id, seq, vf, vt, doc_len, NULL, terms, tfs, NULL FROM anatid_text_journal"
+    text_row = "SELECT 3, memory_id, seq, vf, vt, doc_len, NULL, postings, NULL FROM anatid_text_journal"
     assert text_row in full
     variants = {"as_issued": full,
-                "journal_without_term_lists": full.replace(text_row, text_row.replace("terms, tfs", "NULL, NULL")),
+                "journal_without_postings": full.replace(text_row, text_row.replace("postings, NULL", "NULL, NULL")),
                 "without_journal_rows": full.replace(text_row + " WHERE tenant_id = $tenant",
                                                      text_row + " WHERE tenant_id = $tenant AND false")}
     at_us = (db._store.view().valid_at - nh._EPOCH) // timedelta(microseconds=1)

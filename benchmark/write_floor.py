@@ -49,8 +49,8 @@ ROWS = [
     ("anatid_postings", "INSERT INTO anatid_postings SELECT 1, $id, unnest(['a', 'b', 'c']), unnest([1, 2, 1])"),
     ("anatid_text_docs", "INSERT INTO anatid_text_docs VALUES (1, $id, 4)"),
     ("anatid_text_journal",
-     "INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, terms, tfs) "
-     "VALUES (1, $id, $id, 4, 0, 9223372036854775807, ['a', 'b', 'c'], [1, 2, 1])"),
+     "INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, postings) "
+     "VALUES (1, $id, $id, 4, 0, 9223372036854775807, 'a:1 b:2 c:1')"),
 ]
 LITERAL = ("INSERT INTO anatid_memories VALUES ({id}, 1, 1, 'note about things', 'fact', 1.0, 1.0, NULL, "
            "TIMESTAMP '2026-01-01', NULL, TIMESTAMP '2026-01-01', NULL, NULL, NULL, NULL)")

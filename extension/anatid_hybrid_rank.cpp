@@ -10,12 +10,14 @@
 #include "anatid_extension.hpp"
 #include "capi_util.hpp"
 #include "hybrid.hpp"
+#include "text_journal.hpp"
 
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -26,7 +28,7 @@ namespace {
 // ---- argument layout ------------------------------------------------------------
 enum Arg : idx_t {
 	kTextGen, kTextNonce, kTextParts, kQueryTerms, kTextTouched,
-	kDocId, kDocLen, kDocFrom, kDocTo, kDocTerms, kDocTfs, kTextDocCount,
+	kDocId, kDocLen, kDocFrom, kDocTo, kDocPostings, kTextDocCount,
 	kVecGen, kVecNonce, kVecParts, kQueryVec, kQueryNorm, kVecTouched,
 	kJvecId, kJvecFrom, kJvecTo, kJvecNorm, kJvecValues, kVecRowCount,
 	kGraphId, kGraphHop,
@@ -45,8 +47,8 @@ const ArgSpec kArgs[kArgCount] = {
     {"text_parts", DUCKDB_TYPE_BLOB, 1},     {"query_terms", DUCKDB_TYPE_VARCHAR, 1},
     {"text_touched", DUCKDB_TYPE_BIGINT, 1}, {"doc_id", DUCKDB_TYPE_BIGINT, 1},
     {"doc_len", DUCKDB_TYPE_INTEGER, 1},     {"doc_from", DUCKDB_TYPE_BIGINT, 1},
-    {"doc_to", DUCKDB_TYPE_BIGINT, 1},       {"doc_terms", DUCKDB_TYPE_VARCHAR, 2},
-    {"doc_tfs", DUCKDB_TYPE_INTEGER, 2},     {"text_doc_count", DUCKDB_TYPE_BIGINT, 0},
+    {"doc_to", DUCKDB_TYPE_BIGINT, 1},       {"doc_postings", DUCKDB_TYPE_VARCHAR, 1},
+    {"text_doc_count", DUCKDB_TYPE_BIGINT, 0},
     {"vec_gen", DUCKDB_TYPE_BIGINT, 0},      {"vec_nonce", DUCKDB_TYPE_BIGINT, 0},
     {"vec_parts", DUCKDB_TYPE_BLOB, 1},      {"query_vec", DUCKDB_TYPE_DOUBLE, 1},
     {"query_norm", DUCKDB_TYPE_DOUBLE, 0},   {"vec_touched", DUCKDB_TYPE_BIGINT, 1},
@@ -172,32 +174,30 @@ HybridRequest ReadRequest(duckdb_data_chunk input, idx_t row, std::shared_ptr<co
 		for (size_t i = 0; i < ids.size(); i++) {
 			t.docs.push_back(JournalDoc {ids[i], lens[i], from[i], to[i]});
 		}
-		// postings of the journalled documents, kept only for the query's terms
-		std::unordered_set<std::string_view> wanted(t.terms.begin(), t.terms.end());
-		duckdb_vector terms_outer = arg(kDocTerms), tfs_outer = arg(kDocTfs);
-		idx_t toff = 0, tlen = 0, foff = 0, flen = 0;
-		if (ListSlice(terms_outer, row, toff, tlen) && ListSlice(tfs_outer, row, foff, flen)) {
-			CheckSameLength(tlen, ids.size(), "doc_terms");
-			CheckSameLength(flen, ids.size(), "doc_tfs");
-			duckdb_vector terms_inner = duckdb_list_vector_get_child(terms_outer);
-			duckdb_vector tfs_inner = duckdb_list_vector_get_child(tfs_outer);
-			const auto *te = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(terms_inner));
-			const auto *fe = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(tfs_inner));
-			auto *strings = static_cast<duckdb_string_t *>(duckdb_vector_get_data(duckdb_list_vector_get_child(terms_inner)));
-			const auto *tfv = static_cast<const int32_t *>(duckdb_vector_get_data(duckdb_list_vector_get_child(tfs_inner)));
-			for (idx_t i = 0; i < tlen; i++) {
-				if (!IsValid(terms_inner, toff + i) || !IsValid(tfs_inner, foff + i)) {
+		// postings of the journalled documents ("term:tf ..." strings, src/text_journal.hpp),
+		// kept only for the query's terms; a term view points into the query terms
+		std::unordered_map<std::string_view, std::string_view> wanted;
+		for (std::string_view term : t.terms) {
+			wanted.emplace(term, term);
+		}
+		duckdb_vector postings = arg(kDocPostings);
+		idx_t poff = 0, plen = 0;
+		if (ListSlice(postings, row, poff, plen)) {
+			CheckSameLength(plen, ids.size(), "doc_postings");
+			duckdb_vector inner = duckdb_list_vector_get_child(postings);
+			auto *strings = static_cast<duckdb_string_t *>(duckdb_vector_get_data(inner));
+			for (idx_t i = 0; i < plen; i++) {
+				if (!IsValid(inner, poff + i)) {
 					continue; // a document with no tokens
 				}
-				const duckdb_list_entry a = te[toff + i], b = fe[foff + i];
-				CheckSameLength(a.length, b.length, "doc_terms/doc_tfs");
-				for (idx_t j = 0; j < a.length; j++) {
-					std::string_view term(duckdb_string_t_data(&strings[a.offset + j]),
-					                      duckdb_string_t_length(strings[a.offset + j]));
-					if (wanted.count(term)) {
-						t.postings.push_back(JournalPosting {ids[i], term, tfv[b.offset + j]});
+				const std::string_view text(duckdb_string_t_data(&strings[poff + i]),
+				                            duckdb_string_t_length(strings[poff + i]));
+				text_journal::ForEachPosting(text, [&](std::string_view term, int32_t tf) {
+					auto w = wanted.find(term);
+					if (w != wanted.end()) {
+						t.postings.push_back(JournalPosting {ids[i], w->second, tf});
 					}
-				}
+				});
 			}
 		}
 		int64_t expected = 0;

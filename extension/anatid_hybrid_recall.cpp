@@ -1,5 +1,5 @@
 // anatid_hybrid_recall(kind INTEGER, a BIGINT, b BIGINT, c BIGINT, d BIGINT, len INTEGER, norm DOUBLE,
-//                      terms VARCHAR[], tfs INTEGER[], embedding FLOAT[], request BLOB)
+//                      postings VARCHAR, embedding FLOAT[], request BLOB)
 //   -> LIST(STRUCT(memory_id BIGINT, score DOUBLE, rv BIGINT, rt BIGINT, rg BIGINT, hop INTEGER,
 //                  content VARCHAR, kind VARCHAR))
 //
@@ -9,13 +9,17 @@
 // the costs). Rows by `kind`:
 //   1 text generation    a = gen_id, b = nonce
 //   2 vector generation  a = gen_id, b = nonce
-//   3 text journal       a = memory_id, b = seq, c = vf, d = vt, len = doc_len, terms, tfs
+//   3 text journal       a = memory_id, b = seq, c = vf, d = vt, len = doc_len, postings
+//                        ("term:tf term:tf ...", src/text_journal.hpp)
 //   4 vector journal     a = memory_id, b = seq, c = vf, d = vt, norm, embedding
 //   5 ANN generation     a = gen_id, b = nonce, c = candidates, d = ef (python/anatid/indexes/ann.py):
 //                        the vector arm searches that resident HNSW index (src/hnsw.hpp) instead
 //                        of scanning a vector generation (none is needed) and scores the candidates
 //                        exactly; a journalled memory's row always overrides its candidate
-// The latest journal row (largest seq) of a memory wins, as in the macro. The request is
+// The latest journal row (largest seq) of a memory wins, as in the macro. Text journal rows
+// are kept as scanned bytes (text_journal::AppendRow) and folded through the process-wide
+// text_journal::Cache under the text generation's key, so an unchanged journal is not
+// parsed again. The request is
 // one constant BLOB (little-endian, packed by native_hybrid.encode_request):
 //   int64 valid_at_us, depth, k; double wv, wt, wg; int64 vector_ceiling (-1: none);
 //   uint32 n_terms, then per term uint32 bytes + bytes (distinct, in summation order);
@@ -35,6 +39,7 @@
 #include "capi_util.hpp"
 #include "hnsw_cache.hpp"
 #include "hybrid.hpp"
+#include "text_journal.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -51,7 +56,7 @@ namespace {
 
 using namespace graph_binding;
 
-enum Arg : idx_t { kKind, kA, kB, kC, kD, kLen, kNorm, kTerms, kTfs, kEmb, kRequest };
+enum Arg : idx_t { kKind, kA, kB, kC, kD, kLen, kNorm, kPostings, kEmb, kRequest };
 
 struct JournalRow {
 	int64_t seq = 0;
@@ -59,8 +64,6 @@ struct JournalRow {
 	bool present = false; // doc_len / norm not NULL
 	int32_t len = 0;
 	double norm = 0;
-	std::vector<std::string> terms;
-	std::vector<int32_t> tfs;
 	std::vector<float> values;
 };
 
@@ -72,7 +75,9 @@ struct State {
 	AnnKey ann_key {0, 0};
 	int64_t ann_count = 0, ann_ef = 0;
 	GenerationKey text_gen {0, 0}, vec_gen {0, 0};
-	std::unordered_map<int64_t, JournalRow> text, vec; // latest row per memory
+	std::string text; // the text journal rows as scanned (text_journal::AppendRow)
+	std::shared_ptr<const text_journal::Fold> text_fold; // of `text`, once asked for
+	std::unordered_map<int64_t, JournalRow> vec; // latest row per memory
 };
 
 using Boxed = BoxedState<State>;
@@ -147,14 +152,11 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		Scalar(vec(kD), row, r.vt);
 		if (kind == 3) {
 			r.present = Scalar(vec(kLen), row, r.len);
-			if (r.present) {
-				StringList(vec(kTerms), row, r.terms);
-				ListOf(vec(kTfs), row, r.tfs, "tfs");
-				if (r.terms.size() != r.tfs.size()) {
-					throw std::invalid_argument("anatid_hybrid_recall: terms and tfs differ in length");
-				}
-			}
-			Keep(s.text, a, std::move(r));
+			const char *postings = nullptr;
+			size_t postings_len = 0;
+			const bool has_postings = r.present && StringView(vec(kPostings), row, postings, postings_len);
+			text_journal::AppendRow(s.text, a, r.seq, r.vf, r.vt, r.present, r.len, has_postings,
+			                        std::string_view(postings, postings_len));
 		} else {
 			r.present = Scalar(vec(kNorm), row, r.norm);
 			if (r.present) {
@@ -187,9 +189,7 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 			dst.vec_gen = src.vec_gen;
 			dst.have_vec_gen = true;
 		}
-		for (auto &kv : src.text) {
-			Keep(dst.text, kv.first, std::move(kv.second));
-		}
+		dst.text += src.text; // any order: the fold keeps each memory's largest seq
 		for (auto &kv : src.vec) {
 			Keep(dst.vec, kv.first, std::move(kv.second));
 		}
@@ -229,6 +229,15 @@ private:
 	const std::string &s_;
 	size_t pos_ = 0;
 };
+
+// The fold of the state's text journal rows (call only with a text generation: its key
+// names the cache entries).
+const text_journal::Fold &TextFold(State &s) {
+	if (!s.text_fold) {
+		s.text_fold = text_journal::Cache::Instance().Get(s.text_gen.id, s.text_gen.nonce, s.text);
+	}
+	return *s.text_fold;
+}
 
 struct Sentinel {
 	int64_t id;
@@ -304,24 +313,7 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 		for (const auto &term : terms) {
 			t.terms.emplace_back(term);
 		}
-		std::unordered_map<std::string_view, std::string_view> wanted; // journal term -> query term view
-		for (const auto &term : t.terms) {
-			wanted.emplace(term, term);
-		}
-		for (const auto &kv : s.text) {
-			t.touched.push_back(kv.first);
-			const JournalRow &row = kv.second;
-			if (!row.present) {
-				continue;
-			}
-			t.docs.push_back(JournalDoc {kv.first, row.len, row.vf, row.vt});
-			for (size_t i = 0; i < row.terms.size(); i++) {
-				auto w = wanted.find(row.terms[i]);
-				if (w != wanted.end()) {
-					t.postings.push_back(JournalPosting {kv.first, w->second, row.tfs[i]});
-				}
-			}
-		}
+		TextFold(s).Fill(t); // touched, docs, and the postings of the query terms (views of t.terms)
 	}
 	req.use_vector = !query.empty();
 	if (req.use_vector && !s.ann) {
@@ -398,7 +390,7 @@ struct Hydrated {
 	std::string_view content, kind;
 };
 
-std::vector<Hydrated> Hydrate(const State &s, const std::vector<HybridHit> &hits,
+std::vector<Hydrated> Hydrate(State &s, const std::vector<HybridHit> &hits,
                               std::shared_ptr<const TextGeneration> &keep) {
 	std::vector<Hydrated> out(hits.size());
 	if (!s.have_text_gen || s.request.size() < sizeof(int64_t) || !HasGeneration(GenerationKind::kText, s.text_gen)) {
@@ -414,8 +406,9 @@ std::vector<Hydrated> Hydrate(const State &s, const std::vector<HybridHit> &hits
 	}
 	int64_t valid_at;
 	std::memcpy(&valid_at, s.request.data(), sizeof(valid_at));
+	const text_journal::Fold &journal = TextFold(s);
 	for (size_t h = 0; h < hits.size(); h++) {
-		if (s.text.count(hits[h].id)) {
+		if (journal.Touched(hits[h].id)) {
 			continue; // written since the build
 		}
 		auto it = keep->doc_of.find(hits[h].id);
@@ -511,9 +504,8 @@ void RegisterAnatidHybridRecall(duckdb_connection connection) {
 	duckdb_logical_type params[] = {Type(DUCKDB_TYPE_INTEGER),       Type(DUCKDB_TYPE_BIGINT),
 	                                Type(DUCKDB_TYPE_BIGINT),        Type(DUCKDB_TYPE_BIGINT),
 	                                Type(DUCKDB_TYPE_BIGINT),        Type(DUCKDB_TYPE_INTEGER),
-	                                Type(DUCKDB_TYPE_DOUBLE),        ListOfType(DUCKDB_TYPE_VARCHAR),
-	                                ListOfType(DUCKDB_TYPE_INTEGER), ListOfType(DUCKDB_TYPE_FLOAT),
-	                                Type(DUCKDB_TYPE_BLOB)};
+	                                Type(DUCKDB_TYPE_DOUBLE),        Type(DUCKDB_TYPE_VARCHAR),
+	                                ListOfType(DUCKDB_TYPE_FLOAT),   Type(DUCKDB_TYPE_BLOB)};
 	for (auto &p : params) {
 		duckdb_aggregate_function_add_parameter(f, p);
 		duckdb_destroy_logical_type(&p);

@@ -39,7 +39,7 @@ tg AS (SELECT max(g.gen_id) AS gen, max(g.nonce) AS nonce FROM anatid_text_gen g
 tparts AS (SELECT list(x.payload ORDER BY x.part) AS parts FROM tg JOIN anatid_text_gen_parts x
            ON x.gen_id = CASE WHEN tg.gen IS NULL OR anatid_hybrid_cached('text', tg.gen, tg.nonce) THEN -1 ELSE tg.gen END),
 -- The journal: each memory's latest state since the generation, in one scan.
-tlatest AS (SELECT j.memory_id, j.doc_len, j.vf, j.vt, j.terms, j.tfs FROM anatid_text_journal j, p
+tlatest AS (SELECT j.memory_id, j.doc_len, j.vf, j.vt, j.postings FROM anatid_text_journal j, p
             WHERE j.tenant_id = p.t AND len(p.terms) > 0
             QUALIFY row_number() OVER (PARTITION BY j.memory_id ORDER BY j.seq DESC) = 1),
 tin AS (SELECT list(memory_id) AS touched,
@@ -47,8 +47,7 @@ tin AS (SELECT list(memory_id) AS touched,
                list(doc_len) FILTER (WHERE doc_len IS NOT NULL) AS lens,
                list(vf) FILTER (WHERE doc_len IS NOT NULL) AS vf,
                list(vt) FILTER (WHERE doc_len IS NOT NULL) AS vt,
-               list(terms) FILTER (WHERE doc_len IS NOT NULL) AS terms,
-               list(tfs) FILTER (WHERE doc_len IS NOT NULL) AS tfs FROM tlatest),
+               list(postings) FILTER (WHERE doc_len IS NOT NULL) AS postings FROM tlatest),
 -- Without a generation the journal must hold every document: counted, so that rows
 -- written by plain SQL (no journal) are reported instead of silently missing.
 tcount AS (SELECT count(*) AS n FROM anatid_text_docs d, p, tg
@@ -110,7 +109,7 @@ g_agg AS (SELECT list(memory_id ORDER BY hop ASC, memory_id DESC) AS ids,
 -- 11-way cross product, DuckDB's join-order search alone cost about 22 ms per call.
 r1 AS MATERIALIZED (SELECT p.*, tg.gen AS tgen, tg.nonce AS tnonce, tparts.parts AS tparts FROM p, tg, tparts),
 r2 AS MATERIALIZED (SELECT r1.*, tin.touched AS t_touched, tin.ids AS d_ids, tin.lens AS d_lens, tin.vf AS d_vf,
-                           tin.vt AS d_vt, tin.terms AS d_terms, tin.tfs AS d_tfs, tcount.n AS d_count
+                           tin.vt AS d_vt, tin.postings AS d_postings, tcount.n AS d_count
                     FROM r1, tin, tcount),
 r3 AS MATERIALIZED (SELECT r2.*, vg.gen AS vgen, vg.nonce AS vnonce, vparts.parts AS vparts FROM r2, vg, vparts),
 r4 AS MATERIALIZED (SELECT r3.*, vin.touched AS v_touched, vin.ids AS v_ids, vin.vf AS v_vf, vin.vt AS v_vt,
@@ -118,7 +117,7 @@ r4 AS MATERIALIZED (SELECT r3.*, vin.touched AS v_touched, vin.ids AS v_ids, vin
 r5 AS MATERIALIZED (SELECT r4.*, g_agg.ids AS g_ids, g_agg.hops AS g_hops FROM r4, g_agg),
 ranked AS (
     SELECT unnest(anatid_hybrid_rank(
-        tgen, tnonce, tparts, terms, t_touched, d_ids, d_lens, d_vf, d_vt, d_terms, d_tfs,
+        tgen, tnonce, tparts, terms, t_touched, d_ids, d_lens, d_vf, d_vt, d_postings,
         CASE WHEN tgen IS NULL THEN d_count END,
         vgen, vnonce, vparts, qv, coalesce(CAST(qnorm AS DOUBLE), sqrt(list_dot_product(qv, qv))), v_touched,
         v_ids, v_vf, v_vt, v_norms, CAST(v_embs AS FLOAT[][]), CASE WHEN vgen IS NULL THEN v_count END,
@@ -144,7 +143,7 @@ CREATE TEMP TABLE IF NOT EXISTS anatid_text_docs (tenant_id BIGINT, memory_id BI
 CREATE TEMP TABLE IF NOT EXISTS anatid_text_gen (tenant_id BIGINT, gen_id BIGINT, nonce BIGINT);
 CREATE TEMP TABLE IF NOT EXISTS anatid_text_gen_parts (gen_id BIGINT, part INTEGER, payload BLOB);
 CREATE TEMP TABLE IF NOT EXISTS anatid_text_journal (tenant_id BIGINT, memory_id BIGINT, seq BIGINT,
-    doc_len INTEGER, vf BIGINT, vt BIGINT, terms VARCHAR[], tfs INTEGER[]);
+    doc_len INTEGER, vf BIGINT, vt BIGINT, postings VARCHAR);
 CREATE TEMP TABLE IF NOT EXISTS anatid_vector_gen (tenant_id BIGINT, gen_id BIGINT, nonce BIGINT);
 CREATE TEMP TABLE IF NOT EXISTS anatid_vector_gen_parts (gen_id BIGINT, part INTEGER, payload BLOB);
 CREATE TEMP TABLE IF NOT EXISTS anatid_vector_journal (tenant_id BIGINT, memory_id BIGINT, seq BIGINT,

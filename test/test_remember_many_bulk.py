@@ -30,7 +30,7 @@ _QUERIES = [
     "SELECT m.content, p.term, p.tf FROM anatid_postings p JOIN anatid_memories m USING (memory_id)",
     "SELECT m.content, d.doc_len FROM anatid_text_docs d JOIN anatid_memories m USING (memory_id)",
     "SELECT m.content, e.embedding, e.norm FROM anatid_embeddings e JOIN anatid_memories m USING (memory_id)",
-    "SELECT m.content, j.doc_len, j.vf, j.vt, j.terms, j.tfs FROM anatid_text_journal j "
+    "SELECT m.content, j.doc_len, j.vf, j.vt, j.postings FROM anatid_text_journal j "
     "JOIN anatid_memories m USING (memory_id)",
     "SELECT m.content, j.vf, j.vt, j.norm, j.embedding FROM anatid_vector_journal j JOIN anatid_memories m "
     "USING (memory_id)",
@@ -74,7 +74,7 @@ def test_remember_many_batch_shapes_journal_like_the_read_back_form(tmp_path, it
         cut = store.ids.take()[0]
         with store.write() as w:
             text._journal(store, w, ids)
-        q = "SELECT memory_id, doc_len, vf, vt, terms, tfs FROM anatid_text_journal WHERE seq {} $s ORDER BY ALL"
+        q = "SELECT memory_id, doc_len, vf, vt, postings FROM anatid_text_journal WHERE seq {} $s ORDER BY ALL"
         cur = db.connection
         assert cur.execute(q.format("<="), {"s": cut}).fetchall() == cur.execute(q.format(">"), {"s": cut}).fetchall()
 

@@ -8,7 +8,7 @@ from anatid.indexes import graph, text, vector
 
 from conftest import at
 
-_COLS = {"anatid_text_journal": "memory_id, doc_len, vf, vt, terms, tfs",
+_COLS = {"anatid_text_journal": "memory_id, doc_len, vf, vt, postings",
          "anatid_vector_journal": "memory_id, vf, vt, norm, embedding",
          "anatid_graph_journal": "op, regexp_replace(entry, '^([0-9]+)\\|[0-9]+\\|', '\\1||') AS entry"}
 

@@ -145,13 +145,16 @@ def seeds_from_terms(store, cur, tenant, terms, state=None) -> list[str]:
 
 # One scan per input, one aggregate: anatid_hybrid_recall (extension/anatid_hybrid_recall.cpp)
 # reads the generation ids (their parsed forms come from the process-wide cache) and the
-# journals' rows (the latest row of a memory wins, in C++), the query is one BLOB.
+# journals' rows (the latest row of a memory wins, in C++), the query is one BLOB. A text
+# journal row's postings are one string (src/text_journal.hpp), and the folded journal is
+# cached per process, checked against the exact bytes scanned: an unchanged journal costs
+# its scan and a compare.
 _TEXT_ROWS = """
     SELECT 1 AS kind, gen_id AS a, nonce AS b, NULL::BIGINT AS c, NULL::BIGINT AS d, NULL::INTEGER AS len,
-           NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs, NULL::FLOAT[] AS emb
+           NULL::DOUBLE AS norm, NULL::VARCHAR AS postings, NULL::FLOAT[] AS emb
     FROM anatid_text_gen WHERE tenant_id = $tenant
     UNION ALL
-    SELECT 3, memory_id, seq, vf, vt, doc_len, NULL, terms, tfs, NULL FROM anatid_text_journal WHERE tenant_id = $tenant"""
+    SELECT 3, memory_id, seq, vf, vt, doc_len, NULL, postings, NULL FROM anatid_text_journal WHERE tenant_id = $tenant"""
 
 # When the text arm does not run, the rows are read only to hydrate hits from the text
 # generation (it needs the generation id and which memories were written since): the
@@ -159,18 +162,18 @@ _TEXT_ROWS = """
 # holds 100k documents and no generation otherwise paid ~200 ms per vector-only recall).
 _TEXT_IDS_ROWS = """
     SELECT 1 AS kind, gen_id AS a, nonce AS b, NULL::BIGINT AS c, NULL::BIGINT AS d, NULL::INTEGER AS len,
-           NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs, NULL::FLOAT[] AS emb
+           NULL::DOUBLE AS norm, NULL::VARCHAR AS postings, NULL::FLOAT[] AS emb
     FROM anatid_text_gen WHERE tenant_id = $tenant
     UNION ALL
-    SELECT 3, memory_id, seq, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM anatid_text_journal
+    SELECT 3, memory_id, seq, NULL, NULL, NULL, NULL, NULL, NULL FROM anatid_text_journal
     WHERE tenant_id = $tenant AND EXISTS (SELECT 1 FROM anatid_text_gen WHERE tenant_id = $tenant)"""
 
 _VECTOR_ROWS = """
     SELECT 2 AS kind, gen_id AS a, nonce AS b, NULL::BIGINT AS c, NULL::BIGINT AS d, NULL::INTEGER AS len,
-           NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs, NULL::FLOAT[] AS emb
+           NULL::DOUBLE AS norm, NULL::VARCHAR AS postings, NULL::FLOAT[] AS emb
     FROM anatid_vector_gen WHERE tenant_id = $tenant
     UNION ALL
-    SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
+    SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
 
 
 # The seed cache's check (_SEED_CHECK) as a third column of the rank statement, so that a
@@ -182,7 +185,7 @@ def _rank_sql(use_text, use_vector: bool, seed_state: bool = False) -> str:
     text = _TEXT_IDS_ROWS if use_text == "ids" else _TEXT_ROWS
     rows = " UNION ALL".join(r for r, used in ((text, use_text), (_VECTOR_ROWS, use_vector)) if used)
     # count(*): the rows scanned, for the journal invariant (anatid.indexes.health.check_journal)
-    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, terms, tfs, emb, $request), count(*)"
+    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, postings, emb, $request), count(*)"
             f"{', ' + _SEED_STATE if seed_state else ''} FROM ({rows}) r")
 
 
@@ -224,6 +227,18 @@ def _ceiling_error(exc: Exception):
     return None
 
 
+def _legacy_text_journal(store, cur) -> bool:
+    """A read-only handle on a file whose text journal predates the postings column (a
+    read-write open migrates it): the native statements would not bind. Asked once per handle."""
+    if not store.read_only:
+        return False
+    known = store.__dict__.get("_legacy_text_journal")
+    if known is None:
+        from .schema import legacy_text_journal
+        known = store.__dict__["_legacy_text_journal"] = legacy_text_journal(cur)
+    return known
+
+
 class NativeHybridEngine:
     name = "native"
 
@@ -244,6 +259,9 @@ class NativeHybridEngine:
                                                                        ("graph", use_graph)) if used]):
             fallback = ("a generation failed its checks: the SQL oracle answers until maintain_indexes()",
                         "damaged_base")
+        elif _legacy_text_journal(self.store, cur):
+            fallback = ("this file's text journal has the old layout (term lists) and it is open read-only: the "
+                        "SQL oracle answers until it is opened read-write once (which migrates it)", None)
         ann_plan, ann_note = None, None
         if fallback is None and use_vector:   # the opt-in ANN vector index (anatid.indexes.ann)
             from .indexes import ann

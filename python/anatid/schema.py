@@ -89,16 +89,50 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, read_only: bool) -> int:
     return SCHEMA_VERSION
 
 
+def _column_exists(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_columns() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND table_name = ? AND column_name = ?", [table, column]).fetchone()
+    return bool(row[0])
+
+
+def legacy_text_journal(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether anatid_text_journal has the old layout (terms VARCHAR[], tfs INTEGER[]
+    instead of postings VARCHAR): a file written before the change and opened read-only
+    since. Native text reads need the new column; the SQL oracle reads no journal."""
+    return _column_exists(con, "anatid_text_journal", "terms")
+
+
+# The old text journal's rows in the new layout (sql/derived_text.sql): the lists zipped
+# into "term:tf term:tf ..." sorted by term, empty or NULL lists as NULL.
+_TEXT_JOURNAL_FROM_LISTS = """
+INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, postings)
+SELECT tenant_id, memory_id, seq, doc_len, vf, vt,
+       CASE WHEN len(terms) > 0 THEN
+           array_to_string(list_transform(list_sort(list_zip(terms, tfs)), lambda x: x[1] || ':' || x[2]), ' ')
+       END
+FROM anatid_text_journal_lists
+"""
+
+
 def _create_derived(con: duckdb.DuckDBPyConnection) -> None:
     """Derived tables never hold facts, so a file that lacks some (written before
-    an index existed) gets them on its next read-write open."""
+    an index existed) gets them on its next read-write open, and a derived table
+    whose layout changed is rewritten in the same transaction (the text journal's
+    term lists became one postings string)."""
     statements = [st for name in derived_sql_files() for st in split_sql(sql_text(name))]
     if not statements:
         return
     con.begin()
     try:
+        legacy = legacy_text_journal(con)
+        if legacy:
+            con.execute("ALTER TABLE anatid_text_journal RENAME TO anatid_text_journal_lists")
         for statement in statements:
             con.execute(statement)
+        if legacy:
+            con.execute(_TEXT_JOURNAL_FROM_LISTS)
+            con.execute("DROP TABLE anatid_text_journal_lists")
         con.commit()
     except BaseException:
         con.rollback()

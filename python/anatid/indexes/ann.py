@@ -73,20 +73,20 @@ WHERE g.tenant_id = $tenant AND NOT anatid_ann_resident(g.gen_id, g.nonce)
 # generation: otherwise the aggregate answers "missing" and the engine plans afresh.
 ANN_ROWS = """
     SELECT 5 AS kind, g.gen_id AS a, g.nonce AS b, $ann_count::BIGINT AS c, $ann_ef::BIGINT AS d,
-           NULL::INTEGER AS len, NULL::DOUBLE AS norm, NULL::VARCHAR[] AS terms, NULL::INTEGER[] AS tfs,
+           NULL::INTEGER AS len, NULL::DOUBLE AS norm, NULL::VARCHAR AS postings,
            NULL::FLOAT[] AS emb
     FROM anatid_ann_gen g
     WHERE g.tenant_id = $tenant AND g.gen_id = $ann_gen
       AND g.vector_gen_id = (SELECT max(gen_id) FROM anatid_vector_gen WHERE tenant_id = $tenant)
     UNION ALL
-    SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
+    SELECT 4, memory_id, seq, vf, vt, NULL, norm, NULL, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant"""
 
 
 def rank_sql(text_rows: str | None) -> str:
     """The lean recall statement with the vector arm on ANN candidates (text_rows: the text
     generation and journal rows of native_hybrid, or None when the text arm does not run)."""
     rows = ANN_ROWS if text_rows is None else f"{text_rows} UNION ALL{ANN_ROWS}"
-    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, terms, tfs, emb, $request) "
+    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, postings, emb, $request) "
             f"FROM ({rows}) r")
 
 

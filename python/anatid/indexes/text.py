@@ -1,7 +1,8 @@
 """The text index: per-tenant base generations of the postings plus a journal.
 
 Every write that changes a memory's text or visibility appends the memory's new
-state (length, validity, postings) to `anatid_text_journal` in its own transaction
+state (length, validity, postings as one "term:tf ..." string) to `anatid_text_journal`
+in its own transaction
 (the journal hooks below), so the next read sees it with nothing rebuilt and reads
 one table to fold the journal. `rebuild_fts_index()` folds the journal
 into a new immutable generation (BLOB parts the extension parses once per
@@ -33,16 +34,20 @@ TEXT_MAGIC = 0x31305854414E41   # "ANATX01", src/bm25.hpp kTextMagic
 OPEN_END = np.iinfo(np.int64).max
 
 # The memory's state after the write: believed row, length, postings (NULL when gone).
+# `postings` is one string, "term:tf term:tf ..." sorted by term (postings_text): tokens
+# are runs of [\p{L}\p{M}\p{N}] (anatid.text.TOKEN_PATTERN), so a term never holds ' '
+# or ':'. A reader scans one VARCHAR per row instead of materializing two lists
+# (src/text_journal.hpp parses it; docs/indexes.md, "Text journal").
 _JOURNAL = """
-INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, terms, tfs)
+INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, postings)
 SELECT $tenant, ids.id, $seq, CASE WHEN m.memory_id IS NOT NULL THEN d.doc_len END,
-       epoch_us(m.valid_from), coalesce(epoch_us(m.valid_to), 9223372036854775807), pl.terms, pl.tfs
+       epoch_us(m.valid_from), coalesce(epoch_us(m.valid_to), 9223372036854775807), pl.postings
 FROM (SELECT unnest($ids) AS id) ids
 LEFT JOIN (SELECT memory_id, valid_from, valid_to FROM anatid_memories
            WHERE tenant_id = $tenant AND tx_to IS NULL AND memory_id BETWEEN $lo AND $hi) m ON m.memory_id = ids.id
 LEFT JOIN (SELECT memory_id, doc_len FROM anatid_text_docs
            WHERE tenant_id = $tenant AND memory_id BETWEEN $lo AND $hi) d ON d.memory_id = ids.id
-LEFT JOIN (SELECT memory_id, list(term ORDER BY term) AS terms, list(tf ORDER BY term) AS tfs
+LEFT JOIN (SELECT memory_id, string_agg(term || ':' || tf, ' ' ORDER BY term) AS postings
            FROM anatid_postings WHERE tenant_id = $tenant AND memory_id BETWEEN $lo AND $hi
              AND list_contains($ids, memory_id)
            GROUP BY memory_id) pl ON pl.memory_id = ids.id
@@ -71,26 +76,40 @@ ORDER BY p.term, p.memory_id
 # The same rows from values the writer already holds (a believed memory whose postings it
 # just wrote): no read of any table, so the cost is O(rows written).
 _JOURNAL_KNOWN = """
-INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, terms, tfs)
-SELECT $tenant, id, $seq, doc_len, epoch_us(vf), coalesce(epoch_us(vt), 9223372036854775807), terms, tfs
+INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, postings)
+SELECT $tenant, id, $seq, doc_len, epoch_us(vf), coalesce(epoch_us(vt), 9223372036854775807), postings
 FROM (SELECT unnest(CAST($ids AS BIGINT[])) AS id, unnest(CAST($lens AS INTEGER[])) AS doc_len,
              unnest(CAST($vfs AS TIMESTAMP[])) AS vf, unnest(CAST($vts AS TIMESTAMP[])) AS vt,
-             unnest(CAST($terms AS VARCHAR[][])) AS terms, unnest(CAST($tfs AS INTEGER[][])) AS tfs)
+             unnest(CAST($postings AS VARCHAR[])) AS postings)
 """
 
 
-# The same rows from a relation of the state after the write (journal.text_changed's rel).
+# The same rows from a relation of the state after the write (journal.text_changed's rel:
+# id, doc_len, vf, vt as TIMESTAMP, postings as postings_text writes it).
 _JOURNAL_REL = """
-INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, terms, tfs)
-SELECT $tenant, id, $seq, doc_len, epoch_us(vf), coalesce(epoch_us(vt), 9223372036854775807), terms, tfs
+INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, postings)
+SELECT $tenant, id, $seq, doc_len, epoch_us(vf), coalesce(epoch_us(vt), 9223372036854775807), postings
 FROM {rel}
 """
 
 
 _JOURNAL_ONE = """
-INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, terms, tfs)
-VALUES ($tenant, $id, $seq, $len, $vf, $vt, $terms::VARCHAR[], $tfs::INTEGER[])
+INSERT INTO anatid_text_journal (tenant_id, memory_id, seq, doc_len, vf, vt, postings)
+VALUES ($tenant, $id, $seq, $len, $vf, $vt, $postings)
 """
+
+
+def postings_text(terms, tfs) -> str | None:
+    """The journal's postings string of sorted `terms` and their `tfs` (None: no postings)."""
+    return " ".join(f"{t}:{tf}" for t, tf in zip(terms, tfs)) if terms else None
+
+
+def postings_of_tokens(tokens) -> str | None:
+    """The journal's postings string of a document's tokens (any order)."""
+    counts: dict[str, int] = {}
+    for t in tokens:
+        counts[t] = counts.get(t, 0) + 1
+    return " ".join(f"{t}:{n}" for t, n in sorted(counts.items())) if counts else None
 _EPOCH = datetime(1970, 1, 1)
 _US = timedelta(microseconds=1)
 
@@ -106,15 +125,15 @@ def _journal(store, cur, memory_ids, now=None, known=None, rel=None) -> None:
         cur.execute(_JOURNAL_ONE, {"tenant": store.tenant, "id": ids[0], "seq": store.ids.take()[0],
                                    "len": doc_len, "vf": (vf - _EPOCH) // _US,
                                    "vt": int(OPEN_END) if vt is None else (vt - _EPOCH) // _US,
-                                   "terms": terms or None, "tfs": tfs or None})
+                                   "postings": postings_text(terms, tfs)})
         return
     if ids and known is not None:
         rows = [known[i] for i in ids]
-        # no postings: NULL lists, as the join form writes them
+        # no postings: NULL, as the join form writes it
         cur.execute(_JOURNAL_KNOWN, {"tenant": store.tenant, "seq": store.ids.take()[0], "ids": ids,
                                      "lens": [r[0] for r in rows], "vfs": [r[1] for r in rows],
-                                     "vts": [r[2] for r in rows], "terms": [r[3] or None for r in rows],
-                                     "tfs": [r[4] or None for r in rows]})
+                                     "vts": [r[2] for r in rows],
+                                     "postings": [postings_text(r[3], r[4]) for r in rows]})
         return
     if ids:
         cur.execute(_JOURNAL, {"tenant": store.tenant, "ids": ids, "seq": store.ids.take()[0],

@@ -25,6 +25,10 @@ CREATE TABLE IF NOT EXISTS anatid_text_journal (
     doc_len   INTEGER,              -- NULL: the memory has no believed text any more
     vf        BIGINT,               -- valid_from, epoch microseconds
     vt        BIGINT,               -- valid_to, epoch microseconds (INT64_MAX when open)
-    terms     VARCHAR[],            -- its postings, sorted by term
-    tfs       INTEGER[]
+    -- its postings as one string, "term:tf term:tf ..." sorted by term (NULL: none). Tokens
+    -- are runs of [\p{L}\p{M}\p{N}] (anatid/text.py TOKEN_PATTERN): never ' ' or ':'. One
+    -- VARCHAR is what a read scans cheaply; lists cost a per-row materialization
+    -- (src/text_journal.hpp). A file written with terms VARCHAR[] + tfs INTEGER[] instead
+    -- is migrated on its next read-write open (anatid.schema).
+    postings  VARCHAR
 );

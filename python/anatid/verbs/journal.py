@@ -60,7 +60,7 @@ def memory_erased(store, cur, memory_id: int) -> None:
 
 def text_changed(store, cur, memory_ids: list[int] | None, now, known=None, rel: str | None = None) -> None:
     """known: per memory id (doc_len, valid_from, valid_to, sorted terms, tfs) of a believed
-    memory; rel: columns id, doc_len, vf, vt (TIMESTAMP), terms, tfs (NULL: no postings)."""
+    memory; rel: columns id, doc_len, vf, vt (TIMESTAMP), postings ("term:tf ...", NULL: none)."""
     _fire("text_changed", store, cur, memory_ids, now, known=known, rel=rel)
 
 
