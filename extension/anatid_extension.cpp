@@ -29,6 +29,7 @@ const anatid::SqlObject kNativeFunctions[] = {
     {"anatid_ann_load", "scalar", anatid::RegisterAnatidAnnLoad},
     {"anatid_ann_resident", "scalar", anatid::RegisterAnatidAnnResident},
     {"anatid_ann_search", "scalar", anatid::RegisterAnatidAnnSearch},
+    {"anatid_ann_info", "scalar", anatid::RegisterAnatidAnnInfo},
 };
 
 } // namespace

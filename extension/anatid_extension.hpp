@@ -58,6 +58,8 @@ void RegisterAnatidAnnLoad(duckdb_connection connection);
 void RegisterAnatidAnnResident(duckdb_connection connection);
 // anatid_ann_search(generation_id, nonce, query, count, ef) -> LIST(STRUCT(memory_id, vf, vt, norm, embedding))
 void RegisterAnatidAnnSearch(duckdb_connection connection);
+// anatid_ann_info(blob) -> STRUCT: the header of an ANN generation, with its calibrated search widths
+void RegisterAnatidAnnInfo(duckdb_connection connection);
 
 // --- the macro catalog -------------------------------------------------------
 // Attaches an in-memory catalog `anatid` and creates the SQL table macros in it,

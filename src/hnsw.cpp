@@ -1,19 +1,23 @@
 #include "hnsw.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <numeric>
 #include <queue>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 namespace anatid {
 
 namespace {
 
 constexpr char kMagic[8] = {'A', 'N', 'A', 'H', 'N', 'S', 'W', '_'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 constexpr int kMaxLevel = 48;
 constexpr size_t kLanes = 8;
 
@@ -85,6 +89,60 @@ Visited &ThreadVisited() {
 
 float InvNorm(double norm) {
 	return norm > 0 && std::isfinite(norm) ? static_cast<float>(1.0 / norm) : 0.0f;
+}
+
+// fn(i) for i in [0, count) on up to `threads` threads. Each i writes only its own slot, so
+// the result never depends on the schedule; the first exception is rethrown here.
+template <class F>
+void ParallelFor(size_t count, size_t threads, F &&fn) {
+	threads = std::min(threads, count);
+	if (threads <= 1) {
+		for (size_t i = 0; i < count; i++) {
+			fn(i);
+		}
+		return;
+	}
+	std::atomic<size_t> next {0};
+	std::exception_ptr error;
+	std::mutex error_mutex;
+	auto work = [&]() {
+		try {
+			for (size_t i = next++; i < count; i = next++) {
+				fn(i);
+			}
+		} catch (...) {
+			std::lock_guard<std::mutex> lock(error_mutex);
+			if (!error) {
+				error = std::current_exception();
+			}
+			next = count;
+		}
+	};
+	std::vector<std::thread> pool;
+	pool.reserve(threads - 1);
+	for (size_t t = 1; t < threads; t++) {
+		pool.emplace_back(work);
+	}
+	work();
+	for (std::thread &t : pool) {
+		t.join();
+	}
+	if (error) {
+		std::rethrow_exception(error);
+	}
+}
+
+size_t BuildThreads(uint32_t requested) {
+	if (requested > 0) {
+		return requested;
+	}
+	const unsigned hw = std::thread::hardware_concurrency();
+	return hw == 0 ? 1 : std::min<size_t>(hw, 16);
+}
+
+// The candidates recall() asks for at a depth (python/anatid/indexes/ann.py, plan()).
+uint32_t CandidatesFor(uint32_t depth) {
+	return std::max(2 * depth, depth + 50);
 }
 
 // ---- blob writing / reading -----------------------------------------------------------
@@ -295,33 +353,178 @@ HnswCandidate HnswIndex::GreedyDescent(const float *q, int level) const {
 	return cur;
 }
 
-void HnswIndex::Insert(uint32_t row) {
-	const int level = levels_[row];
-	if (entry_ < 0) {
-		entry_ = static_cast<int32_t>(row);
-		max_level_ = level;
-		return;
-	}
-	std::vector<float> q(dim_);
+void HnswIndex::UnitVector(uint32_t row, std::vector<float> &out) const {
+	out.resize(dim_);
 	const float *v = Vector(row);
 	for (size_t d = 0; d < dim_; d++) {
-		q[d] = v[d] * inv_norms_[row];
+		out[d] = v[d] * inv_norms_[row];
 	}
-	const HnswCandidate cur = GreedyDescent(q.data(), level);
-	std::vector<HnswCandidate> entry {cur}, found;
-	for (int l = std::min(level, max_level_); l >= 0; l--) {
-		SearchLayer(q.data(), entry, params_.ef_construction, l, found);
-		entry = found;
-		SelectNeighbors(found, params_.m);
-		for (const HnswCandidate &c : found) {
-			Connect(row, c.row, l);
-			Connect(c.row, row, l);
+}
+
+// Inserts batch[0..count) as the sequential build would, up to what rows of one batch know of
+// each other. Phase 1 (parallel, the graph read only): each row descends and searches the graph
+// as it stood before the batch, adds the batch's earlier rows as candidates by brute force, and
+// selects its neighbours. Phase 2 (parallel per target): the link updates (row -> neighbour and
+// neighbour -> row, in the order the sequential build makes them) are grouped by the list they
+// change and applied in that order, so every list ends as it would sequentially. Phase 3: the
+// entry point, in batch order.
+void HnswIndex::InsertBatch(const uint32_t *batch, size_t count, size_t threads) {
+	std::vector<std::vector<std::vector<HnswCandidate>>> chosen(count); // [row][level]
+	ParallelFor(count, threads, [&](size_t i) {
+		const uint32_t row = batch[i];
+		const int level = levels_[row];
+		std::vector<float> q;
+		UnitVector(row, q);
+		std::vector<std::vector<HnswCandidate>> &per_level = chosen[i];
+		per_level.assign(static_cast<size_t>(level) + 1, {});
+		if (entry_ >= 0) {
+			std::vector<HnswCandidate> entry {GreedyDescent(q.data(), level)}, found;
+			for (int l = std::min(level, max_level_); l >= 0; l--) {
+				SearchLayer(q.data(), entry, params_.ef_construction, l, found);
+				entry = found;
+				per_level[l] = found;
+			}
+		}
+		for (size_t j = 0; j < i; j++) {
+			const uint32_t other = batch[j];
+			const int top = std::min(level, levels_[other]);
+			if (top < 0) {
+				continue;
+			}
+			const HnswCandidate c {other, Similarity(q.data(), other)};
+			for (int l = 0; l <= top; l++) {
+				per_level[l].push_back(c);
+			}
+		}
+		for (std::vector<HnswCandidate> &cands : per_level) {
+			std::sort(cands.begin(), cands.end(), Better);
+			if (cands.size() > params_.ef_construction) {
+				cands.resize(params_.ef_construction);
+			}
+			SelectNeighbors(cands, params_.m);
+		}
+	});
+	struct Update {
+		uint32_t target, add;
+		int32_t level;
+		uint32_t seq;
+	};
+	std::vector<Update> updates;
+	for (size_t i = 0; i < count; i++) {
+		for (int l = static_cast<int>(chosen[i].size()) - 1; l >= 0; l--) {
+			for (const HnswCandidate &c : chosen[i][l]) {
+				updates.push_back({batch[i], c.row, l, static_cast<uint32_t>(updates.size())});
+				updates.push_back({c.row, batch[i], l, static_cast<uint32_t>(updates.size())});
+			}
 		}
 	}
-	if (level > max_level_) {
-		entry_ = static_cast<int32_t>(row);
-		max_level_ = level;
+	std::sort(updates.begin(), updates.end(), [](const Update &a, const Update &b) {
+		return a.target != b.target ? a.target < b.target : a.level != b.level ? a.level < b.level : a.seq < b.seq;
+	});
+	std::vector<size_t> starts;
+	for (size_t u = 0; u < updates.size(); u++) {
+		if (u == 0 || updates[u].target != updates[u - 1].target || updates[u].level != updates[u - 1].level) {
+			starts.push_back(u);
+		}
 	}
+	starts.push_back(updates.size());
+	ParallelFor(starts.size() - 1, threads, [&](size_t g) {
+		for (size_t u = starts[g]; u < starts[g + 1]; u++) {
+			Connect(updates[u].target, updates[u].add, updates[u].level);
+		}
+	});
+	for (size_t i = 0; i < count; i++) {
+		if (levels_[batch[i]] > max_level_) {
+			entry_ = static_cast<int32_t>(batch[i]);
+			max_level_ = levels_[batch[i]];
+		}
+	}
+}
+
+std::vector<HnswCandidate> HnswIndex::SearchUnit(const float *q, size_t count, size_t ef) const {
+	std::vector<HnswCandidate> out;
+	if (entry_ < 0 || count == 0) {
+		return out;
+	}
+	std::vector<HnswCandidate> entry {GreedyDescent(q, 0)};
+	SearchLayer(q, entry, std::max(ef, count), 0, out);
+	if (out.size() > count) {
+		out.resize(count);
+	}
+	return out;
+}
+
+// Each held-out row queries the graph of `graph` (the rows inserted so far), whose exact top 50
+// comes from brute force with the same similarity. Per depth, ef climbs the ladder until the
+// recall over the held-out queries reaches the target (or covers every row: exhaustive).
+void HnswIndex::Calibrate(const std::vector<uint32_t> &held_out, const std::vector<uint32_t> &graph,
+                          size_t threads) {
+	constexpr size_t kTruth = 50;
+	const size_t nq = held_out.size();
+	std::vector<std::vector<float>> queries(nq);
+	std::vector<std::vector<uint32_t>> truth(nq);
+	ParallelFor(nq, threads, [&](size_t i) {
+		UnitVector(held_out[i], queries[i]);
+		std::vector<HnswCandidate> all;
+		all.reserve(graph.size());
+		for (uint32_t row : graph) {
+			all.push_back({row, Similarity(queries[i].data(), row)});
+		}
+		const size_t keep = std::min(kTruth, all.size());
+		std::partial_sort(all.begin(), all.begin() + keep, all.end(), Better);
+		for (size_t k = 0; k < keep; k++) {
+			truth[i].push_back(all[k].row);
+		}
+	});
+	const uint32_t depths[2] = {10, 50};
+	for (int d = 0; d < 2; d++) {
+		HnswCalibration::Depth &at = calibration_.at[d];
+		at.depth = depths[d];
+		at.candidates = CandidatesFor(at.depth);
+		const size_t all_rows = std::max<size_t>(graph.size(), at.candidates);
+		size_t ef = at.candidates;
+		for (;;) {
+			std::vector<size_t> found10(nq), found_depth(nq), wanted10(nq), wanted_depth(nq);
+			ParallelFor(nq, threads, [&](size_t i) {
+				const auto hits = SearchUnit(queries[i].data(), at.candidates, ef);
+				std::vector<uint32_t> top10, top_depth;
+				for (size_t k = 0; k < hits.size(); k++) {
+					if (k < 10) {
+						top10.push_back(hits[k].row);
+					}
+					if (k < at.depth) {
+						top_depth.push_back(hits[k].row);
+					}
+				}
+				std::sort(top10.begin(), top10.end());
+				std::sort(top_depth.begin(), top_depth.end());
+				for (size_t k = 0; k < truth[i].size(); k++) {
+					if (k < 10) {
+						wanted10[i]++;
+						found10[i] += std::binary_search(top10.begin(), top10.end(), truth[i][k]);
+					}
+					if (k < at.depth) {
+						wanted_depth[i]++;
+						found_depth[i] += std::binary_search(top_depth.begin(), top_depth.end(), truth[i][k]);
+					}
+				}
+			});
+			auto ratio = [](const std::vector<size_t> &a, const std::vector<size_t> &b) {
+				const size_t num = std::accumulate(a.begin(), a.end(), size_t(0));
+				const size_t den = std::accumulate(b.begin(), b.end(), size_t(0));
+				return den == 0 ? 1.0 : double(num) / double(den);
+			};
+			at.ef = static_cast<uint32_t>(ef);
+			at.recall_at_10 = ratio(found10, wanted10);
+			at.recall_at_depth = ratio(found_depth, wanted_depth);
+			if ((at.recall_at_10 >= HnswCalibration::kTarget && at.recall_at_depth >= HnswCalibration::kTarget) ||
+			    ef >= all_rows) {
+				break;
+			}
+			ef = std::min(all_rows, std::max(ef + 1, ef + ef / 4));
+		}
+	}
+	calibration_.queries = static_cast<uint32_t>(nq);
 }
 
 std::shared_ptr<const HnswIndex> HnswIndex::Build(size_t dim, std::vector<HnswRow> rows,
@@ -372,16 +575,45 @@ std::shared_ptr<const HnswIndex> HnswIndex::Build(size_t dim, std::vector<HnswRo
 	index->FinishLayout();
 	index->links0_.assign(n * (1 + 2 * params.m), 0);
 	index->upper_.assign(index->upper_at_[n], 0);
-	for (size_t i = 0; i < n; i++) {
-		index->Insert(static_cast<uint32_t>(i));
+	// Held out: a stride sample in id order, inserted after the calibration that queries with it.
+	const size_t n_held = n < 1000 ? 0 : std::min<size_t>(HnswCalibration::kMaxQueries, n / 10);
+	std::vector<char> held(n, 0);
+	std::vector<uint32_t> graph, held_out;
+	for (size_t j = 0; j < n_held; j++) {
+		held[(2 * j + 1) * n / (2 * n_held)] = 1;
 	}
+	for (size_t i = 0; i < n; i++) {
+		(held[i] ? held_out : graph).push_back(static_cast<uint32_t>(i));
+	}
+	const size_t threads = BuildThreads(params.threads);
+	// Batches grow with the graph (a batch's rows do not see each other's links, only each
+	// other), and their bounds depend on the row count alone, never on the thread count.
+	size_t inserted = 0;
+	auto insert_all = [&](const std::vector<uint32_t> &rows) {
+		for (size_t at = 0; at < rows.size();) {
+			const size_t batch = std::min(rows.size() - at, std::clamp<size_t>(inserted / 16, 1, 256));
+			index->InsertBatch(rows.data() + at, batch, threads);
+			at += batch;
+			inserted += batch;
+		}
+	};
+	insert_all(graph);
+	if (n_held > 0) {
+		index->Calibrate(held_out, graph, threads);
+	} else {
+		const uint32_t depths[2] = {10, 50};
+		for (int d = 0; d < 2; d++) {
+			const uint32_t cands = CandidatesFor(depths[d]);
+			index->calibration_.at[d] = {depths[d], cands, static_cast<uint32_t>(std::max<size_t>(n, cands)), 1, 1};
+		}
+	}
+	insert_all(held_out);
 	return index;
 }
 
 std::vector<HnswCandidate> HnswIndex::Search(const double *query, size_t count, size_t ef) const {
-	std::vector<HnswCandidate> out;
 	if (entry_ < 0 || count == 0) {
-		return out;
+		return {};
 	}
 	double qn = 0;
 	for (size_t d = 0; d < dim_; d++) {
@@ -389,19 +621,13 @@ std::vector<HnswCandidate> HnswIndex::Search(const double *query, size_t count, 
 	}
 	qn = std::sqrt(qn);
 	if (!(qn > 0) || !std::isfinite(qn)) {
-		return out;
+		return {};
 	}
 	std::vector<float> q(dim_);
 	for (size_t d = 0; d < dim_; d++) {
 		q[d] = static_cast<float>(query[d] / qn);
 	}
-	const HnswCandidate cur = GreedyDescent(q.data(), 0);
-	std::vector<HnswCandidate> entry {cur};
-	SearchLayer(q.data(), entry, std::max(ef, count), 0, out);
-	if (out.size() > count) {
-		out.resize(count);
-	}
-	return out;
+	return SearchUnit(q.data(), count, ef);
 }
 
 size_t HnswIndex::MemoryBytes() const {
@@ -412,7 +638,8 @@ size_t HnswIndex::MemoryBytes() const {
 // ---- the blob --------------------------------------------------------------------------
 // Little-endian (the hosts anatid builds for), in this order:
 //   char[8] "ANAHNSW_", uint32 version, uint32 dim, uint64 n, uint32 m, uint32 ef_construction,
-//   uint64 seed, int32 entry, int32 max_level,
+//   uint64 seed, uint32 calibration queries, 2 x (uint32 depth, uint32 candidates, uint32 ef,
+//   double recall@10, double recall@depth), int32 entry, int32 max_level,
 //   int64 ids[n], int64 vf[n], int64 vt[n], double norms[n], int32 levels[n],
 //   float vectors[n * dim], int32 links0[n * (1 + 2m)], uint64 n_upper, int32 upper[n_upper],
 //   uint64 FNV-1a of every byte before it.
@@ -428,6 +655,14 @@ std::string HnswIndex::Serialize() const {
 	Put(out, params_.m);
 	Put(out, params_.ef_construction);
 	Put(out, params_.seed);
+	Put(out, calibration_.queries);
+	for (const HnswCalibration::Depth &at : calibration_.at) {
+		Put(out, at.depth);
+		Put(out, at.candidates);
+		Put(out, at.ef);
+		Put(out, at.recall_at_10);
+		Put(out, at.recall_at_depth);
+	}
 	Put(out, entry_);
 	Put(out, static_cast<int32_t>(max_level_));
 	std::vector<int64_t> col(n);
@@ -451,30 +686,61 @@ std::string HnswIndex::Serialize() const {
 	return out;
 }
 
+namespace {
+
+// Magic, version and the fixed fields up to the entry point; r.at ends after them.
+HnswInfo ReadHeader(Reader &r) {
+	if (r.blob.size() < sizeof(kMagic) || std::memcmp(r.blob.data(), kMagic, sizeof(kMagic)) != 0) {
+		throw std::runtime_error("ANN blob: not an anatid HNSW index (bad magic)");
+	}
+	r.at = sizeof(kMagic);
+	HnswInfo info;
+	info.version = r.Get<uint32_t>("header");
+	if (info.version != kFormatVersion) {
+		throw std::runtime_error("ANN blob: format version " + std::to_string(info.version) + ", this build reads " +
+		                         std::to_string(kFormatVersion) + ": rebuild the index");
+	}
+	info.dim = r.Get<uint32_t>("header");
+	info.rows = r.Get<uint64_t>("header");
+	info.m = r.Get<uint32_t>("header");
+	info.ef_construction = r.Get<uint32_t>("header");
+	info.seed = r.Get<uint64_t>("header");
+	info.calibration.queries = r.Get<uint32_t>("header");
+	for (HnswCalibration::Depth &at : info.calibration.at) {
+		at.depth = r.Get<uint32_t>("header");
+		at.candidates = r.Get<uint32_t>("header");
+		at.ef = r.Get<uint32_t>("header");
+		at.recall_at_10 = r.Get<double>("header");
+		at.recall_at_depth = r.Get<double>("header");
+	}
+	return info;
+}
+
+} // namespace
+
+HnswInfo HnswIndex::ReadInfo(std::string_view blob) {
+	Reader r {blob, 0};
+	return ReadHeader(r);
+}
+
 std::shared_ptr<const HnswIndex> HnswIndex::Deserialize(std::string_view blob) {
 	if (blob.size() < sizeof(kMagic) + 8 || std::memcmp(blob.data(), kMagic, sizeof(kMagic)) != 0) {
 		throw std::runtime_error("ANN blob: not an anatid HNSW index (bad magic)");
-	}
-	if (blob.size() < 8) {
-		throw std::runtime_error("ANN blob: truncated");
 	}
 	uint64_t stored_sum;
 	std::memcpy(&stored_sum, blob.data() + blob.size() - 8, 8);
 	if (Fnv1a(blob.substr(0, blob.size() - 8)) != stored_sum) {
 		throw std::runtime_error("ANN blob: checksum mismatch (damaged or truncated)");
 	}
-	Reader r {blob.substr(0, blob.size() - 8), sizeof(kMagic)};
-	const uint32_t version = r.Get<uint32_t>("header");
-	if (version != kFormatVersion) {
-		throw std::runtime_error("ANN blob: format version " + std::to_string(version) + ", this build reads " +
-		                         std::to_string(kFormatVersion) + ": rebuild the index");
-	}
+	Reader r {blob.substr(0, blob.size() - 8), 0};
+	const HnswInfo info = ReadHeader(r);
 	auto index = std::make_shared<HnswIndex>();
-	const uint32_t dim = r.Get<uint32_t>("header");
-	const uint64_t n = r.Get<uint64_t>("header");
-	index->params_.m = r.Get<uint32_t>("header");
-	index->params_.ef_construction = r.Get<uint32_t>("header");
-	index->params_.seed = r.Get<uint64_t>("header");
+	const uint32_t dim = info.dim;
+	const uint64_t n = info.rows;
+	index->params_.m = info.m;
+	index->params_.ef_construction = info.ef_construction;
+	index->params_.seed = info.seed;
+	index->calibration_ = info.calibration;
 	index->entry_ = r.Get<int32_t>("header");
 	index->max_level_ = r.Get<int32_t>("header");
 	const uint32_t m = index->params_.m;

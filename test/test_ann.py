@@ -73,6 +73,72 @@ def test_recall_at_10_and_50_against_exact_at_5k(tmp_path):
         assert found50 / (50 * len(queries)) >= 0.99
 
 
+def test_the_calibrated_width_keeps_recall_on_iid_vectors_where_the_candidates_alone_do_not(tmp_path, monkeypatch):
+    # i.i.d. normal 64-d vectors have no structure for the graph to exploit: a search only as
+    # wide as the candidates it returns misses neighbours; the width the build calibrated on
+    # held-out rows must not. Fresh queries, not rows: the calibration never saw them.
+    rng = np.random.default_rng(17)
+    dim = 64
+    x = rng.normal(size=(5000, dim)).astype(np.float32)
+    queries = rng.normal(size=(100, dim)).tolist()
+    with Anatid.open(str(tmp_path / "iid.anatid"), tenant=1, embedding_dim=dim) as db:
+        if not db.native.loaded:
+            pytest.skip(db.native.reason)
+        db.remember_many([{"content": f"v {i}", "embedding": x[i].tolist()} for i in range(len(x))], now=at(0))
+        report = db.build_ann_index(use_when="always")
+        cal = report["tenants"][0]["ann"]["calibration"]
+        assert [(c["depth"], c["candidates"], c["queries"]) for c in cal] == [
+            (d, ann.candidates(d), 200) for d in ann.CALIBRATED_DEPTHS]     # the C++ rule is the plan's
+        assert all(c["ef_search"] > c["candidates"] and c["recall_at_depth"] >= 0.995 for c in cal)
+        exact = [_ids(db.recall("", embedding=q, k=50, allow_slow=True)) for q in queries]
+
+        def recall_at(k):
+            found = 0
+            for q, e in zip(queries, exact):
+                hits = db.recall("", embedding=q, k=50)
+                assert _is_ann(hits)
+                found += len(set(_ids(hits)[:k]) & set(e[:k]))
+            return found / (k * len(queries))
+        assert recall_at(10) >= 0.99 and recall_at(50) >= 0.99
+        assert any(f"ef_search={cal[1]['ef_search']} (calibrated at depth 50)" in n
+                   for n in db.recall("", embedding=queries[0], k=50).notes)
+        # without the calibrated width (the guard) the same generation falls short
+        monkeypatch.setattr(ann, "search_width", lambda known, depth: (0, "(no guard)"))
+        ann.forget_plans(db._store)
+        assert recall_at(50) < 0.99
+
+
+def test_an_explicit_ef_search_fixes_the_width_and_small_tenants_search_every_row(tmp_path):
+    x = _data(300)
+    with _open(tmp_path) as db:
+        _fill(db, x)
+        report = db.build_ann_index(use_when="always")
+        # below 1,000 rows nothing is held out: the width covers every row (exhaustive)
+        assert [(c["ef_search"], c["queries"], c["recall_at_10"]) for c in report["tenants"][0]["ann"]["calibration"]] \
+            == [(300, 0, None), (300, 0, None)]
+        assert ann.status(db._store, db.connection, 1)["ef_search"] == "calibrated"
+        db.build_ann_index(use_when="always", ef_search=64)
+        q = _queries(x, 1)[0]
+        assert any("ef_search=100 (set by build_ann_index)" in n for n in db.recall("", embedding=q, k=10).notes)
+        assert any("ef_search=64 (set by build_ann_index)" in n for n in db.recall("", embedding=q, k=5, depth=5).notes)
+
+
+def test_ann_info_reads_the_header(tmp_path):
+    with _open(tmp_path) as db:
+        _fill(db, _data(1200))
+        db.build_ann_index(use_when="always")
+        con = db.connection
+        info = con.execute("SELECT anatid_ann_info(payload) FROM anatid_ann_gen_parts").fetchone()[0]
+        assert (info["format_version"], info["dim"], info["rows"], info["m"], info["calibration_queries"]) == \
+            (2, DIM, 1200, 16, 120)
+        assert info["depth"] == [10, 50] and info["candidates"] == [60, 100]
+        stored = con.execute("SELECT list(ef ORDER BY depth) FROM anatid_ann_calibration").fetchone()[0]
+        assert info["ef"] == stored
+        assert con.execute("SELECT anatid_ann_info(NULL::BLOB)").fetchone()[0] is None
+        with pytest.raises(Exception, match="bad magic"):
+            con.execute("SELECT anatid_ann_info('not an index'::BLOB)").fetchone()
+
+
 def test_an_exhaustive_search_equals_the_exact_scan_through_random_writes(tmp_path):
     # ef_search >= rows makes the HNSW search visit the whole (connected) graph, so any
     # difference from the exact scan would be the journal merge's fault.
@@ -201,6 +267,7 @@ def test_a_hard_forget_drops_the_generation_that_holds_the_vector(tmp_path):
         con = db.connection
         assert con.execute("SELECT count(*) FROM anatid_ann_gen").fetchone()[0] == 0
         assert con.execute("SELECT count(*) FROM anatid_ann_gen_parts").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM anatid_ann_calibration").fetchone()[0] == 0
         assert ann.status(db._store, con, 1)["state"] == "absent"     # still opted in
         db.maintain_indexes()
         assert ann.status(db._store, con, 1)["state"] == "fresh"

@@ -32,6 +32,7 @@ EXPECTED = {
     ("anatid_ann_load", "system"),
     ("anatid_ann_resident", "system"),
     ("anatid_ann_search", "system"),
+    ("anatid_ann_info", "system"),
 }
 
 SURFACE_SQL = """

@@ -189,9 +189,94 @@ TEST_CASE("damaged blobs are rejected: every truncation, flipped bytes, another 
 		bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
 		CHECK_THROWS(HnswIndex::Deserialize(bad));
 	}
-	std::string v2 = blob;
-	v2[8] = 2; // the version field
-	CHECK_THROWS(HnswIndex::Deserialize(v2));
+	std::string v1 = blob;
+	v1[8] = 1; // the version field: format 1 had no calibration
+	CHECK_THROWS(HnswIndex::Deserialize(v1));
+	CHECK_THROWS(HnswIndex::ReadInfo(v1));
+	for (size_t len = 0; len < 100; len++) {
+		CHECK_THROWS(HnswIndex::ReadInfo(std::string_view(blob).substr(0, len)));
+	}
+}
+
+// i.i.d. normal vectors: no structure, the hardest case for a graph index.
+Data Normal(size_t n, size_t dim, uint64_t seed) {
+	std::mt19937_64 rng(seed);
+	std::normal_distribution<float> gauss(0.0f, 1.0f);
+	Data data {dim, {}, std::vector<float>(n * dim)};
+	for (size_t i = 0; i < n; i++) {
+		double s = 0;
+		for (size_t d = 0; d < dim; d++) {
+			const float x = gauss(rng);
+			data.vectors[i * dim + d] = x;
+			s += double(x) * x;
+		}
+		data.rows.push_back(HnswRow {int64_t(i) * 3 + 1, 0, INT64_MAX, std::sqrt(s)});
+	}
+	return data;
+}
+
+double RecallOfNormalQueries(const HnswIndex &index, const Data &data, size_t k, size_t count, size_t ef,
+                             int queries, uint64_t seed) {
+	std::mt19937_64 rng(seed);
+	size_t found = 0, wanted = 0;
+	for (int i = 0; i < queries; i++) {
+		const std::vector<double> q = Query(data.dim, rng);
+		const std::vector<int64_t> truth = Exact(data, q, k);
+		std::set<int64_t> got;
+		const auto hits = index.Search(q.data(), count, ef);
+		for (size_t h = 0; h < hits.size() && h < k; h++) {
+			got.insert(index.Row(hits[h].row).id);
+		}
+		for (int64_t id : truth) {
+			found += got.count(id);
+		}
+		wanted += truth.size();
+	}
+	return double(found) / double(wanted);
+}
+
+TEST_CASE("the thread count never changes the bytes") {
+	const Data data = Normal(1500, 16, 8);
+	const std::string one = HnswIndex::Build(data.dim, data.rows, data.vectors, HnswParams {8, 60, 5, 1})->Serialize();
+	for (uint32_t threads : {2u, 3u, 7u}) {
+		CHECK(HnswIndex::Build(data.dim, data.rows, data.vectors, HnswParams {8, 60, 5, threads})->Serialize() == one);
+	}
+}
+
+TEST_CASE("the calibrated width reaches the recall target on fresh queries where a fixed one does not") {
+	// 4,000 i.i.d. 48-d rows: recall() asks for 100 candidates at depth 50
+	const Data data = Normal(4000, 48, 13);
+	auto index = HnswIndex::Build(data.dim, data.rows, data.vectors, HnswParams {16, 200, 42});
+	const HnswCalibration &c = index->Calibration();
+	CHECK_EQ(c.queries, 200u); // min(200, rows / 10) held out
+	CHECK_EQ(c.at[0].depth, 10u);
+	CHECK_EQ(c.at[0].candidates, 60u);
+	CHECK_EQ(c.at[1].depth, 50u);
+	CHECK_EQ(c.at[1].candidates, 100u);
+	for (const HnswCalibration::Depth &at : c.at) {
+		CHECK(at.ef >= at.candidates);
+		CHECK(at.ef < 4000u); // the graph does the work: not an exhaustive search
+		CHECK(at.recall_at_10 >= HnswCalibration::kTarget);
+		CHECK(at.recall_at_depth >= HnswCalibration::kTarget);
+	}
+	const HnswInfo info = HnswIndex::ReadInfo(index->Serialize());
+	CHECK_EQ(info.rows, uint64_t(4000));
+	CHECK_EQ(info.calibration.at[1].ef, c.at[1].ef);
+	CHECK_EQ(info.calibration.at[1].recall_at_depth, c.at[1].recall_at_depth);
+	CHECK_EQ(HnswIndex::Deserialize(index->Serialize())->Calibration().at[0].ef, c.at[0].ef);
+	// fresh queries (not the held-out rows): the calibrated width reaches 0.99, the width
+	// of the candidates alone (100) falls short on this data
+	CHECK(RecallOfNormalQueries(*index, data, 50, 100, c.at[1].ef, 100, 3) >= 0.99);
+	CHECK(RecallOfNormalQueries(*index, data, 10, 60, c.at[0].ef, 100, 4) >= 0.99);
+	CHECK(RecallOfNormalQueries(*index, data, 50, 100, 100, 100, 3) < 0.99);
+}
+
+TEST_CASE("below 1,000 rows nothing is held out and the width covers every row") {
+	const Data data = Normal(400, 8, 2);
+	const HnswCalibration c = HnswIndex::Build(data.dim, data.rows, data.vectors, HnswParams {})->Calibration();
+	CHECK_EQ(c.queries, 0u);
+	CHECK_EQ(c.at[0].ef, 400u);
+	CHECK_EQ(c.at[1].ef, 400u);
 }
 
 ANATID_TEST_MAIN()

@@ -13,6 +13,12 @@ How a recall uses it (native engine only, python/anatid/native_hybrid.py calls p
   row, which overrides its candidate (erased and closed rows drop out); the validity filter
   applies after the merge. So the scores are exact; only which base rows were considered is
   approximate, and RecallHits.notes says so.
+- how wide it searches: by default (ef_search=None) the width the build calibrated for this
+  data (src/hnsw.hpp, HnswCalibration; anatid_ann_calibration): held-out rows queried the graph
+  of the others against the exact top k, and for depths 10 and 50 the smallest ef reaching
+  recall 0.995 on them was kept. A recall of depth <= 10 uses the depth-10 width, <= 50 the
+  larger of the two, deeper ones that width scaled by depth / 50 (extrapolated, not measured).
+  An explicit ef_search fixes the width instead (and the recall is the caller's to check).
 - used when `use_when='always'`, or with the default `'above_ceiling'` when the generation holds
   more than BRUTE_FORCE_CEILING rows (where the exact scan would raise BruteForceCeilingError).
   `allow_slow=True` asks for the exact scan and always gets it. kinds/as_of reads, a file
@@ -32,7 +38,8 @@ from ..verbs import journal
 USE_WHEN = ("always", "above_ceiling")
 DEFAULT_M = 16
 DEFAULT_EF_CONSTRUCTION = 200
-DEFAULT_EF_SEARCH = 200
+DEFAULT_EF_SEARCH = None      # the generation's calibrated width (stored as 0 in anatid_ann_config)
+CALIBRATED_DEPTHS = (10, 50)  # src/hnsw.cpp calibrates these; candidates() must match its rule
 SEED = 42
 
 
@@ -54,10 +61,20 @@ HAVING count(*) > 0
 
 _STATE = """
 SELECT g.gen_id, g.nonce, g.n_rows, c.ef_search, c.use_when, g.vector_gen_id = v.gen_id AS fresh,
-       anatid_ann_resident(g.gen_id, g.nonce) AS resident
+       anatid_ann_resident(g.gen_id, g.nonce) AS resident,
+       (SELECT max(ef) FROM anatid_ann_calibration k WHERE k.gen_id = g.gen_id AND k.depth = 10) AS ef_10,
+       (SELECT max(ef) FROM anatid_ann_calibration k WHERE k.gen_id = g.gen_id AND k.depth = 50) AS ef_50
 FROM anatid_ann_gen g JOIN anatid_ann_config c ON c.tenant_id = g.tenant_id
 LEFT JOIN anatid_vector_gen v ON v.tenant_id = g.tenant_id
 WHERE g.tenant_id = $tenant
+"""
+
+# The calibration in the new generation's BLOB header, one row per calibrated depth.
+_CALIBRATION = """
+INSERT INTO anatid_ann_calibration
+SELECT $gen, unnest(i.depth), unnest(i.candidates), unnest(i.ef), unnest(i.recall_at_10),
+       unnest(i.recall_at_depth), i.calibration_queries
+FROM (SELECT anatid_ann_info(payload) AS i FROM anatid_ann_gen_parts WHERE gen_id = $gen AND part = 0)
 """
 
 _LOAD = """
@@ -122,23 +139,46 @@ def plan(store, cur, tenant: int, depth: int, allow_slow: bool, fresh: bool = Fa
     from .. import store as store_module
     if known["use_when"] == "above_ceiling" and known["rows"] <= store_module.BRUTE_FORCE_CEILING:
         return None, None
-    count = min(max(2 * depth, depth + 50), 100_000)
-    ef = min(max(known["ef_search"], count), 100_000)
-    note = (f"vector arm: approximate (HNSW ANN generation {known['gen']}, ef_search={ef}, {count} candidates "
+    count = candidates(depth)
+    ef, how = search_width(known, depth)
+    ef = min(max(ef, count), 100_000)
+    note = (f"vector arm: approximate (HNSW ANN generation {known['gen']}, ef_search={ef} {how}, {count} candidates "
             f"scored exactly with the vector journal merged); allow_slow=True scans exactly")
     return {"ann_gen": known["gen"], "ann_count": count, "ann_ef": ef}, note
+
+
+def candidates(depth: int) -> int:
+    """The rows a recall of this depth asks of the index (src/hnsw.cpp CandidatesFor)."""
+    return min(max(2 * depth, depth + 50), 100_000)
+
+
+def search_width(known: dict, depth: int) -> tuple[int, str]:
+    """(ef, how it was chosen) for a recall of this depth: the configured width, or the
+    generation's calibrated one (module docstring)."""
+    if known["ef_search"] > 0:
+        return known["ef_search"], "(set by build_ann_index)"
+    ef_10, ef_50 = known["ef_10"], known["ef_50"]
+    if depth <= 10:
+        return ef_10, "(calibrated at depth 10)"
+    if depth <= 50:
+        return max(ef_10, ef_50), "(calibrated at depth 50)"
+    return -(-max(ef_10, ef_50) * depth // 50), f"(calibrated at depth 50, scaled to depth {depth})"
 
 
 def _plan(store, cur, tenant: int) -> dict:
     out = {"at": time.monotonic(), "gen": None, "note": None}
     try:
         row = cur.execute(_STATE, {"tenant": tenant}).fetchone()
-    except duckdb.CatalogException:      # a file written before the ANN index existed, opened read-only
+    except duckdb.CatalogException:      # a file written before the ANN index (or its calibration) existed, read-only
         return out
     if row is None:
         return out
-    gen, nonce, n_rows, ef_search, use_when, fresh, resident = row
+    gen, nonce, n_rows, ef_search, use_when, fresh, resident, ef_10, ef_50 = row
     if n_rows == 0:
+        return out
+    if ef_search == 0 and (ef_10 is None or ef_50 is None):
+        out["note"] = ("the ANN generation has no calibration (built by an older anatid): exact scan; "
+                       "maintain_indexes() or build_ann_index() rebuilds it")
         return out
     if not fresh:
         out["note"] = ("the ANN generation is stale (the vector index was rebuilt without it): exact scan; "
@@ -150,13 +190,14 @@ def _plan(store, cur, tenant: int) -> dict:
         except duckdb.Error as exc:
             out["note"] = f"the ANN generation could not be loaded ({str(exc).splitlines()[0]}): exact scan"
             return out
-    out.update(gen=int(gen), ef_search=int(ef_search), use_when=use_when, rows=int(n_rows))
+    out.update(gen=int(gen), ef_search=int(ef_search), use_when=use_when, rows=int(n_rows),
+               ef_10=None if ef_10 is None else int(ef_10), ef_50=None if ef_50 is None else int(ef_50))
     return out
 
 
 # ---- building ---------------------------------------------------------------------------
 
-def _validated(m, ef_construction, ef_search, use_when) -> tuple[int, int, int, str]:
+def _validated(m, ef_construction, ef_search, use_when) -> tuple[int, int, int | None, str]:
     def whole(value, name, low, high):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValidationError(name, f"{value!r} is not an integer in {low}..{high}", f"an integer in {low}..{high}")
@@ -165,15 +206,17 @@ def _validated(m, ef_construction, ef_search, use_when) -> tuple[int, int, int, 
         raise ValidationError("use_when", f"{use_when!r} is not one of {USE_WHEN}",
                               "'above_ceiling' (only where the exact scan would be refused) or 'always'")
     return (whole(m, "m", 2, 256), whole(ef_construction, "ef_construction", 1, 100_000),
-            whole(ef_search, "ef_search", 1, 100_000), use_when)
+            None if ef_search is None else whole(ef_search, "ef_search", 1, 100_000), use_when)
 
 
 def build_ann_index(db, *, m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF_CONSTRUCTION,
-                    ef_search: int = DEFAULT_EF_SEARCH, use_when: str = "above_ceiling",
+                    ef_search: int | None = DEFAULT_EF_SEARCH, use_when: str = "above_ceiling",
                     all_tenants: bool = False) -> dict:
     """Opt this handle's tenant (or every tenant) into the ANN vector index and build it
     now, with the vector generation it covers, in one transaction: the maintain_indexes()
-    report of the vector index, each tenant's entry with an 'ann' part."""
+    report of the vector index, each tenant's entry with an 'ann' part (with the calibration).
+    ef_search=None searches as wide as the build's calibration found necessary; an integer
+    fixes the width."""
     store = getattr(db, "_store", db)
     m, ef_construction, ef_search, use_when = _validated(m, ef_construction, ef_search, use_when)
     if not isinstance(all_tenants, bool):
@@ -188,7 +231,7 @@ def build_ann_index(db, *, m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF
         for t in tenants(store, cur, all_tenants):
             cur.execute("DELETE FROM anatid_ann_config WHERE tenant_id = $t", {"t": t})
             cur.execute("INSERT INTO anatid_ann_config VALUES ($t, $m, $efc, $efs, $use)",
-                        {"t": t, "m": m, "efc": ef_construction, "efs": ef_search, "use": use_when})
+                        {"t": t, "m": m, "efc": ef_construction, "efs": ef_search or 0, "use": use_when})
         # maintain_indexes opens its own write; inside ours it joins this transaction
         return maintain_indexes(store, indexes=("vector",), force=True, all_tenants=all_tenants)["vector"]
 
@@ -205,6 +248,8 @@ def drop_ann_index(db, *, all_tenants: bool = False) -> None:
 
 
 def _drop(cur, tenant: int) -> None:
+    cur.execute("DELETE FROM anatid_ann_calibration WHERE gen_id IN "
+                "(SELECT gen_id FROM anatid_ann_gen WHERE tenant_id = $t)", {"t": tenant})
     cur.execute("DELETE FROM anatid_ann_gen_parts WHERE gen_id IN "
                 "(SELECT gen_id FROM anatid_ann_gen WHERE tenant_id = $t)", {"t": tenant})
     cur.execute("DELETE FROM anatid_ann_gen WHERE tenant_id = $t", {"t": tenant})
@@ -235,7 +280,19 @@ def after_vector_build(store, cur, tenant: int, now) -> dict | None:
     cur.execute("INSERT INTO anatid_ann_gen VALUES ($t, $g, $nonce, $now, $n, $v, $seed)",
                 {"t": tenant, "g": gen, "nonce": nonce, "now": now, "n": rows,
                  "v": vgen[0] if vgen else 0, "seed": SEED})
-    return {"generation_id": str(gen), "rows": rows, "m": int(cfg[0]), "ef_construction": int(cfg[1])}
+    cur.execute(_CALIBRATION, {"gen": gen})
+    return {"generation_id": str(gen), "rows": rows, "m": int(cfg[0]), "ef_construction": int(cfg[1]),
+            "calibration": calibration(cur, gen)}
+
+
+def calibration(cur, gen: int) -> list[dict]:
+    """The generation's calibrated widths, one entry per depth (recalls None when nothing
+    was held out: below 1,000 rows the width covers every row)."""
+    rows = cur.execute("SELECT depth, candidates, ef, recall_at_10, recall_at_depth, queries "
+                       "FROM anatid_ann_calibration WHERE gen_id = $g ORDER BY depth", {"g": gen}).fetchall()
+    return [{"depth": d, "candidates": c, "ef_search": ef, "queries": q,
+             "recall_at_10": round(r10, 4) if q else None, "recall_at_depth": round(rd, 4) if q else None}
+            for d, c, ef, r10, rd, q in rows]
 
 
 def status(store, cur, tenant: int) -> dict | None:
@@ -252,8 +309,9 @@ def status(store, cur, tenant: int) -> dict | None:
         return None
     use_when, m, efc, efs, gen, n, built_at, fresh = row
     state = "absent" if gen is None else ("fresh" if fresh else "stale_generation")
-    return {"state": state, "use_when": use_when, "m": m, "ef_construction": efc, "ef_search": efs,
-            "generation_id": None if gen is None else str(gen), "rows": n, "built_at": built_at}
+    return {"state": state, "use_when": use_when, "m": m, "ef_construction": efc,
+            "ef_search": efs or "calibrated", "generation_id": None if gen is None else str(gen), "rows": n,
+            "built_at": built_at, "calibration": [] if gen is None else calibration(cur, gen)}
 
 
 # A hard forget must leave no trace of the vector, and the ANN generation holds it: drop the

@@ -9,7 +9,7 @@ CREATE TABLE IF NOT EXISTS anatid_ann_config (
     tenant_id       BIGINT  NOT NULL,
     m               INTEGER NOT NULL,   -- links per node (level 0 keeps 2 m)
     ef_construction INTEGER NOT NULL,
-    ef_search       INTEGER NOT NULL,   -- candidate list width per query
+    ef_search       INTEGER NOT NULL,   -- search width per query; 0: the generation's calibrated one
     use_when        VARCHAR NOT NULL    -- 'always' or 'above_ceiling' (see docs/indexes.md)
 );
 
@@ -27,4 +27,18 @@ CREATE TABLE IF NOT EXISTS anatid_ann_gen_parts (
     gen_id  BIGINT  NOT NULL,
     part    INTEGER NOT NULL,
     payload BLOB    NOT NULL
+);
+
+-- The search widths the build calibrated (src/hnsw.hpp, HnswCalibration): held-out rows
+-- queried the graph of the others against the exact top k; per recall depth, the smallest
+-- ef reaching the target recall, with the recall it measured. Copied out of the generation's
+-- BLOB header (anatid_ann_info) so a recall plans its width without reading the BLOB.
+CREATE TABLE IF NOT EXISTS anatid_ann_calibration (
+    gen_id          BIGINT  NOT NULL,
+    depth           INTEGER NOT NULL,   -- the recall depth calibrated (10 and 50)
+    candidates      INTEGER NOT NULL,   -- rows asked of the index at that depth
+    ef              INTEGER NOT NULL,   -- the calibrated search width
+    recall_at_10    DOUBLE  NOT NULL,   -- measured on the held-out rows with that width
+    recall_at_depth DOUBLE  NOT NULL,
+    queries         INTEGER NOT NULL    -- held-out rows; 0 below 1,000 rows (ef = rows: exhaustive, not measured)
 );
