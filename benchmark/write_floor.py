@@ -3,6 +3,7 @@ for a statement and for a commit, whatever anatid does.
 
     python benchmark/write_floor.py                 # writes results/write_floor-<duckdb version>.json
     python benchmark/write_floor.py --reps 200      # fewer repetitions
+    python benchmark/write_floor.py --dir /tmp --dir /dev/shm   # disk and tmpfs, interleaved
 
 Needs only duckdb (no anatid import), so it runs unchanged in a throwaway venv with
 another DuckDB version. The tables are anatid's own (python/anatid/sql/*.sql) in a file
@@ -16,7 +17,10 @@ process (the machine is shared: compare within a run, not across runs):
 * BEGIN + one one-row INSERT into each of k of the 8 tables a remember appends to
   (k = 1, 2, 4, 8) + COMMIT: total and commit time by the number of tables touched;
 * all of it with the default thread count and with SET threads = 1 (a global setting:
-  it would also slow every concurrent read, so anatid does not set it).
+  it would also slow every concurrent read, so anatid does not set it);
+* with --dir given more than once, all of it once per folder, one file and connection
+  each, interleaved round by round: /dev/shm is tmpfs, where fsync costs nothing, so
+  what is left there is DuckDB's own statement and commit work, not the disk.
 """
 from __future__ import annotations
 
@@ -123,35 +127,55 @@ def variants(con, ids: Ids) -> dict:
     return out
 
 
+def _filesystem(folder: str) -> str | None:
+    """The type of the file system holding `folder` (Linux /proc/mounts), e.g. tmpfs."""
+    try:
+        mounts = [line.split()[1:3] for line in Path("/proc/mounts").read_text().splitlines()]
+    except OSError:
+        return None
+    real = os.path.realpath(folder)
+    best = max((m for m in mounts if real == m[0] or real.startswith(m[0].rstrip("/") + "/")),
+               key=lambda m: len(m[0]), default=None)
+    return best[1] if best else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=400)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--dir", action="append", default=None,
+                    help="folder for the database file (default: the system's temporary folder); "
+                         "give it more than once to measure each folder, interleaved")
     args = ap.parse_args()
-    folder = tempfile.mkdtemp(prefix="anatid-floor-")
-    con = duckdb.connect(os.path.join(folder, "floor.duckdb"))
-    schema(con)
-    default_threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+    dirs = args.dir or [tempfile.gettempdir()]
+    cons, runs = {}, {}
     ids = Ids()
-    runs = variants(con, ids)
-    samples: dict[tuple[str, str], dict[str, list[float]]] = {}
-    per = 4  # repetitions in a row; short runs, many rounds: both thread settings see the same load
+    for d in dirs:
+        folder = tempfile.mkdtemp(prefix="anatid-floor-", dir=d)
+        cons[d] = duckdb.connect(os.path.join(folder, "floor.duckdb"))
+        schema(cons[d])
+        runs[d] = variants(cons[d], ids)
+    default_threads = cons[dirs[0]].execute("SELECT current_setting('threads')").fetchone()[0]
+    samples: dict[tuple[str, str, str], dict[str, list[float]]] = {}
+    per = 4  # repetitions in a row; short runs, many rounds: every setting sees the same load
     rounds = max(1, args.reps // per)
-    for _ in range(2):  # warm-up round, not recorded
-        for fn in runs.values():
-            fn()
+    for d in dirs:
+        for _ in range(2):  # warm-up round, not recorded
+            for fn in runs[d].values():
+                fn()
     for r in range(rounds):
         for threads in (default_threads, 1):
-            con.execute(f"SET threads = {int(threads)}")
-            for name, fn in runs.items():
-                bucket = samples.setdefault((name, f"threads={threads}"), {})
-                for _ in range(per):
-                    for part, s in fn().items():
-                        bucket.setdefault(part, []).append(s)
-    con.execute(f"SET threads = {int(default_threads)}")
+            for d in dirs:
+                cons[d].execute(f"SET threads = {int(threads)}")
+                for name, fn in runs[d].items():
+                    bucket = samples.setdefault((name, f"threads={threads}", d), {})
+                    for _ in range(per):
+                        for part, s in fn().items():
+                            bucket.setdefault(part, []).append(s)
     table = []
-    for (name, threads), parts in samples.items():
-        row = {"measure": name, "threads": threads, "n": len(next(iter(parts.values())))}
+    for (name, threads, d), parts in samples.items():
+        row = {"measure": name, "threads": threads, "dir": d, "filesystem": _filesystem(d),
+               "n": len(next(iter(parts.values())))}
         for part, vals in parts.items():
             row[f"{part}_p50_ms"] = round(statistics.median(vals) * 1e3, 3)
         if "total" in parts:
@@ -161,9 +185,11 @@ def main() -> None:
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "duckdb": duckdb.__version__, "load_avg": os.getloadavg(),
                           "default_threads": int(default_threads)},
-              "rows": table}
-    con.close()
-    out = Path(args.out) if args.out else HERE / "results" / f"write_floor-{duckdb.__version__}.json"
+              "dirs": dirs, "rows": table}
+    for con in cons.values():
+        con.close()
+    suffix = "" if args.dir is None else "-" + "-".join(Path(d).name or "root" for d in dirs)
+    out = Path(args.out) if args.out else HERE / "results" / f"write_floor-{duckdb.__version__}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     for row in table:
