@@ -3,9 +3,10 @@
 //
 //   make build && g++ -O2 -std=c++17 -Isrc benchmark/vector_scan.cpp build/libanatid_core.a -o /tmp/vector_scan
 //   /tmp/vector_scan 100000 384 50      # rows, dim, queries
+//   /tmp/vector_scan 100000 384 50 iid  # i.i.d. Gaussian rows (as hybrid_recall.py --dim384)
 //
-// Data: 256 Gaussian centres plus noise (as benchmark/hybrid_recall.py), random Gaussian
-// queries. Checks that both return the same ids and scores before printing p50s.
+// Data: 256 Gaussian centres plus noise (as benchmark/hybrid_recall.py's 64-d data), or
+// i.i.d. N(0, 1) rows with `iid`; random Gaussian queries. Checks that both return the same ids and scores before printing p50s.
 #include "vector.hpp"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace anatid;
@@ -22,6 +24,7 @@ int main(int argc, char **argv) {
 	const size_t n = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 100000;
 	const size_t dim = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 384;
 	const size_t queries = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 50;
+	const bool iid = argc > 4 && std::string(argv[4]) == "iid";
 	std::mt19937_64 rng(7);
 	std::normal_distribution<float> gauss(0.0f, 1.0f);
 	std::vector<float> centers(256 * dim);
@@ -36,7 +39,7 @@ int main(int argc, char **argv) {
 		const int c = pick(rng);
 		double s = 0;
 		for (size_t d = 0; d < dim; d++) {
-			const float x = centers[c * dim + d] + 0.5f * gauss(rng);
+			const float x = iid ? gauss(rng) : centers[c * dim + d] + 0.5f * gauss(rng);
 			rows[i * dim + d] = x;
 			s += double(x) * x;
 		}
@@ -82,8 +85,8 @@ int main(int argc, char **argv) {
 		std::sort(v.begin(), v.end());
 		return v[v.size() / 2];
 	};
-	std::printf("{\"rows\": %zu, \"dim\": %zu, \"queries\": %zu, \"depth\": 50, \"identical\": true, "
+	std::printf("{\"rows\": %zu, \"dim\": %zu, \"data\": \"%s\", \"queries\": %zu, \"depth\": 50, \"identical\": true, "
 	            "\"screen_rescore_p50_ms\": %.3f, \"exact_p50_ms\": %.3f, \"rescored_p50\": %.0f}\n",
-	            n, dim, queries, p50(t_screen), p50(t_exact), p50(rescored));
+	            n, dim, iid ? "iid" : "clustered", queries, p50(t_screen), p50(t_exact), p50(rescored));
 	return 0;
 }

@@ -26,21 +26,36 @@ bool Visible(int64_t vf, int64_t vt, int64_t at) {
 	return vf <= at && at < vt;
 }
 
-// The screen's codes. The error of a screened dot product against the exact one, per
-// unit of |q|_1, is at most
-//   max_d |e_d - scale * code_d|          (rounding to codes, exact in double here)
-// + scale * 127 * (dim + 4) * 2^-23       (float32 products and sums over dim terms,
-//                                          and q rounded to float32: gamma_dim with
-//                                          u = 2^-24, doubled for margin; the exact
-//                                          double sum's own error is far below it)
+// Screen blocks hold kScreenBlock vectors in pairs of dimensions (an odd dim gets a zero
+// code): pair p of lane j is bytes p * 2 * kScreenBlock + 2 * j and the one after it.
+size_t ScreenPairs(size_t dim) {
+	return (dim + 1) / 2;
+}
+
+size_t ScreenBlockBytes(size_t dim) {
+	return ScreenPairs(dim) * 2 * kScreenBlock;
+}
+
+size_t ScreenOffset(size_t d, size_t lane) {
+	return (d / 2) * 2 * kScreenBlock + 2 * lane + (d & 1);
+}
+
+// The screen's codes. The screen sums codes times an integer copy of the query exactly
+// (int32, ScreenBlock), so its error against the exact double dot product of a vector e
+// (scale s, codes c, e = s * c + delta) with the query q (q = qs * qc + r) is at most
+//   max_d |delta_d| * |q|_1                (rounding e to codes, exact in double here)
+// + s * 127 * dim * max_d |r_d|            (rounding q to integers: per query, CosineTopK)
+// + s * 128 * (dim + 4) * 2^-52 * |q|_1    (the exact score's own double accumulation over
+//                                          dim terms, gamma_dim with u = 2^-53, doubled)
+// slack[i] holds the first and last terms per unit of |q|_1.
 void Quantize(VectorGeneration &gen, const std::vector<float> &rows) {
 	const size_t n = gen.ids.size(), dim = gen.dim;
 	const size_t n_blocks = (n + kScreenBlock - 1) / kScreenBlock;
-	gen.codes.assign(n_blocks * dim * kScreenBlock, 0);
+	gen.codes.assign(n_blocks * ScreenBlockBytes(dim), 0);
 	gen.scale.assign(n, 0.0f);
 	gen.slack.assign(n, 0.0);
 	gen.inv_norms.assign(n, std::numeric_limits<double>::quiet_NaN()); // NaN: no cheap bound
-	const double accumulation = 127.0 * (static_cast<double>(dim) + 4.0) * std::ldexp(1.0, -23);
+	const double accumulation = 128.0 * (static_cast<double>(dim) + 4.0) * std::ldexp(1.0, -52);
 	for (size_t i = 0; i < n; i++) {
 		const float *e = rows.data() + i * dim;
 		float top = 0.0f;
@@ -54,12 +69,12 @@ void Quantize(VectorGeneration &gen, const std::vector<float> &rows) {
 			continue;
 		}
 		const float s = top / 127.0f;
-		int8_t *block = gen.codes.data() + (i / kScreenBlock) * dim * kScreenBlock;
+		int8_t *block = gen.codes.data() + (i / kScreenBlock) * ScreenBlockBytes(dim);
 		const size_t lane = i % kScreenBlock;
 		double err = 0.0;
 		for (size_t d = 0; d < dim; d++) {
 			const float c = s > 0.0f ? std::clamp(std::nearbyint(e[d] / s), -127.0f, 127.0f) : 0.0f;
-			block[d * kScreenBlock + lane] = static_cast<int8_t>(c);
+			block[ScreenOffset(d, lane)] = static_cast<int8_t>(c);
 			err = std::max(err, std::fabs(static_cast<double>(e[d]) - static_cast<double>(s) * c));
 		}
 		gen.scale[i] = s;
@@ -159,19 +174,21 @@ void DotBlock(const float *block, const double *q, size_t dim, double *out) {
 	}
 }
 
-// The screen: float32 sums, one lane per vector (any order is fine here, the bound
-// covers it). GCC 12 vectorizes neither the plain loop's int8 -> float conversion nor its
-// vector-extension form, so x86-64 CPUs with AVX2 (checked at run time: the binary keeps
-// the x86-64 baseline) take intrinsics; everything else the plain loop.
+// The screen: exact int32 sums of int8 codes times int16 query pairs, one lane per
+// vector (qpairs[p] packs the query's integers for dimensions 2p and 2p + 1, low half
+// first; CosineTopK keeps every sum below 2^31). The integer sums make the result the
+// same on every path. x86-64 CPUs with AVX2 (checked at run time: the binary keeps the
+// x86-64 baseline) take intrinsics (vpmaddwd), everything else the plain loop.
 namespace {
 
-void ScreenBlockPlain(const int8_t *block, const float *qf, size_t dim, float *out) {
-	float acc[kScreenBlock] = {};
-	for (size_t d = 0; d < dim; d++) {
-		const float qd = qf[d];
-		const int8_t *row = block + d * kScreenBlock;
+void ScreenBlockPlain(const int8_t *block, const int32_t *qpairs, size_t pairs, int32_t *out) {
+	int32_t acc[kScreenBlock] = {};
+	for (size_t p = 0; p < pairs; p++) {
+		const int32_t q0 = static_cast<int16_t>(static_cast<uint32_t>(qpairs[p]) & 0xffffu);
+		const int32_t q1 = static_cast<int16_t>(static_cast<uint32_t>(qpairs[p]) >> 16);
+		const int8_t *row = block + p * 2 * kScreenBlock;
 		for (size_t j = 0; j < kScreenBlock; j++) {
-			acc[j] += static_cast<float>(row[j]) * qd;
+			acc[j] += row[2 * j] * q0 + row[2 * j + 1] * q1;
 		}
 	}
 	for (size_t j = 0; j < kScreenBlock; j++) {
@@ -181,30 +198,33 @@ void ScreenBlockPlain(const int8_t *block, const float *qf, size_t dim, float *o
 
 #if ANATID_SCREEN_AVX2
 static_assert(kScreenBlock == 16, "the AVX2 screen handles 16 lanes");
-__attribute__((target("avx2"))) void ScreenBlockAvx2(const int8_t *block, const float *qf, size_t dim, float *out) {
-	__m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
-	for (size_t d = 0; d < dim; d++) {
-		const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(block + d * kScreenBlock));
-		const __m256 q = _mm256_set1_ps(qf[d]);
-		lo = _mm256_add_ps(lo, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c)), q));
-		hi = _mm256_add_ps(hi, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(c, 8))), q));
+__attribute__((target("avx2"))) void ScreenBlockAvx2(const int8_t *block, const int32_t *qpairs, size_t pairs,
+                                                     int32_t *out) {
+	__m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+	for (size_t p = 0; p < pairs; p++) {
+		const int8_t *row = block + p * 2 * kScreenBlock;
+		const __m256i q = _mm256_set1_epi32(qpairs[p]);
+		const __m256i a = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row)));
+		const __m256i b = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + 16)));
+		lo = _mm256_add_epi32(lo, _mm256_madd_epi16(a, q));
+		hi = _mm256_add_epi32(hi, _mm256_madd_epi16(b, q));
 	}
-	_mm256_storeu_ps(out, lo);
-	_mm256_storeu_ps(out + 8, hi);
+	_mm256_storeu_si256(reinterpret_cast<__m256i *>(out), lo);
+	_mm256_storeu_si256(reinterpret_cast<__m256i *>(out + 8), hi);
 }
 #endif
 
 } // namespace
 
-void ScreenBlock(const int8_t *block, const float *qf, size_t dim, float *out) {
+void ScreenBlock(const int8_t *block, const int32_t *qpairs, size_t pairs, int32_t *out) {
 #if ANATID_SCREEN_AVX2
 	static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
 	if (avx2) {
-		ScreenBlockAvx2(block, qf, dim, out);
+		ScreenBlockAvx2(block, qpairs, pairs, out);
 		return;
 	}
 #endif
-	ScreenBlockPlain(block, qf, dim, out);
+	ScreenBlockPlain(block, qpairs, pairs, out);
 }
 
 namespace {
@@ -373,15 +393,31 @@ std::vector<ArmHit> CosineTopK(const CosineInput &in) {
 		return CosineTopKExact(in); // (also raises the dimension mismatch)
 	}
 	const VectorGeneration &b = *in.base;
-	double q1 = 0.0;
-	std::vector<float> qf(in.dim);
+	double q1 = 0.0, qtop = 0.0;
 	for (size_t d = 0; d < in.dim; d++) {
 		q1 += std::fabs(in.query[d]);
-		qf[d] = static_cast<float>(in.query[d]);
+		qtop = std::max(qtop, std::fabs(in.query[d]));
 	}
-	if (!std::isfinite(q1) || !(in.query_norm > 0.0) || !std::isfinite(in.query_norm)) {
+	// The query as integers: q_d = qs * qc_d + r_d, |qc_d| <= qmax with 127 * qmax * (2 * pairs)
+	// below 2^31, so no int32 sum of the screen overflows.
+	const size_t pairs = ScreenPairs(in.dim);
+	const double qmax = static_cast<double>(
+	    std::min<int64_t>(32767, static_cast<int64_t>(INT32_MAX) / (127 * 2 * static_cast<int64_t>(pairs))));
+	const double qs = qtop / qmax;
+	if (!std::isfinite(q1) || !(in.query_norm > 0.0) || !std::isfinite(in.query_norm) || !(qs > 0.0) ||
+	    !std::isfinite(qs) || !(qmax >= 1.0)) {
 		return CosineTopKExact(in);
 	}
+	std::vector<int32_t> qpairs(pairs, 0);
+	double r_max = 0.0;
+	for (size_t d = 0; d < in.dim; d++) {
+		const double c = std::clamp(std::nearbyint(in.query[d] / qs), -qmax, qmax);
+		r_max = std::max(r_max, std::fabs(in.query[d] - qs * c));
+		const uint32_t bits = static_cast<uint16_t>(static_cast<int16_t>(c));
+		qpairs[d / 2] = static_cast<int32_t>(static_cast<uint32_t>(qpairs[d / 2]) | (bits << (16 * (d & 1))));
+	}
+	// max |r_d| with room for the rounding of qs * c above; times s[i]: the second term of Quantize's bound
+	const double per_scale = 127.0 * static_cast<double>(in.dim) * (r_max * 1.0001 + 1e-15 * (qtop + qs)) * 1.0001;
 	const std::vector<int32_t> dead = DeadRows(in); // usually few: looked up for survivors only
 	const size_t n = b.ids.size();
 	const size_t keep = std::max<size_t>(in.depth, 1);
@@ -389,22 +425,24 @@ std::vector<ArmHit> CosineTopK(const CosineInput &in) {
 	float floor = -std::numeric_limits<float>::infinity();
 	std::vector<std::pair<float, int32_t>> cand; // (hi, document)
 	const float inf = std::numeric_limits<float>::infinity();
-	float sums[kScreenBlock];
+	int32_t sums[kScreenBlock];
 	double his[kScreenBlock];
 	// A cheap upper bound first: (S + E) * (1 / den) is within a few ulps of (S + E) / den,
 	// so with a relative margin of 1e-9 it stays above it; below the largest float under the
 	// floor, its float32 rounding is below the floor too. Survivors get the exact test.
 	double reject_below = -std::numeric_limits<double>::infinity();
 	const double inv_qn = 1.0 / in.query_norm;
-	const size_t block_codes = b.dim * kScreenBlock;
+	const size_t block_codes = ScreenBlockBytes(b.dim);
 	for (size_t blk = 0; blk * kScreenBlock < n; blk++) {
-		ScreenBlock(b.codes.data() + blk * block_codes, qf.data(), b.dim, sums);
+		ScreenBlock(b.codes.data() + blk * block_codes, qpairs.data(), pairs, sums);
 		const size_t first = blk * kScreenBlock;
 		const size_t lanes = std::min(kScreenBlock, n - first);
 		for (size_t j = 0; j < lanes; j++) {
 			const size_t i = first + j;
-			const double s = static_cast<double>(b.scale[i]) * static_cast<double>(sums[j]);
-			const double h = (s + b.slack[i] * q1 * 1.0001 + std::fabs(s) * 1e-12) * b.inv_norms[i] * inv_qn;
+			const double s = static_cast<double>(b.scale[i]) * qs * static_cast<double>(sums[j]);
+			const double h = (s + b.slack[i] * q1 * 1.0001 + static_cast<double>(b.scale[i]) * per_scale +
+			                  std::fabs(s) * 1e-12) *
+			                 b.inv_norms[i] * inv_qn;
 			his[j] = h + std::fabs(h) * 1e-9;
 		}
 		for (size_t j = 0; j < lanes; j++) {
@@ -413,8 +451,9 @@ std::vector<ArmHit> CosineTopK(const CosineInput &in) {
 			}
 			const size_t i = first + j;
 			const double den = b.norms[i] * in.query_norm;
-			const double s = static_cast<double>(b.scale[i]) * static_cast<double>(sums[j]);
-			const double e = b.slack[i] * q1 * 1.0001 + std::fabs(s) * 1e-12;
+			const double s = static_cast<double>(b.scale[i]) * qs * static_cast<double>(sums[j]);
+			const double e =
+			    b.slack[i] * q1 * 1.0001 + static_cast<double>(b.scale[i]) * per_scale + std::fabs(s) * 1e-12;
 			float hi = static_cast<float>((s + e) / den);
 			float lo = static_cast<float>((s - e) / den);
 			if (!(den > 0.0) || !std::isfinite(den) || std::isnan(hi) || std::isnan(lo)) {

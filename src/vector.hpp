@@ -9,8 +9,8 @@
 // reassociating any sum.
 //
 // The scan is two passes so that it reads a quarter of the bytes: a screen over int8
-// codes of every vector (one scale per vector) bounds each exact score from above and
-// below with a proven error bound, and only the vectors whose upper bound reaches the
+// codes of every vector (one scale per vector), summed exactly in int32 against an int16
+// copy of the query, bounds each exact score from above and below with a proven error bound, and only the vectors whose upper bound reaches the
 // depth-th best lower bound are scored exactly, as above. The ids, scores and order are
 // those of the exact scan (test/cpp/test_vector.cpp compares the two on random data).
 #pragma once
@@ -37,9 +37,9 @@ struct VectorGeneration {
 	std::vector<float> blocks;     // ceil(n / kVectorBlock) blocks of dim * kVectorBlock floats
 	std::unordered_map<int64_t, int32_t> doc_of;
 	// The screen: codes[i][d] = round(e[i][d] / scale[i]) in [-127, 127], stored in blocks
-	// of kScreenBlock vectors, dimension-major like `blocks`; slack[i] bounds
-	// |e[i][d] - scale[i] * codes[i][d]| plus the float32 accumulation error of the
-	// screen per unit of |q|_1 (see ScreenBounds in vector.cpp); +inf: always rescore.
+	// of kScreenBlock vectors, by pairs of dimensions (see ScreenOffset in vector.cpp);
+	// slack[i] bounds |e[i][d] - scale[i] * codes[i][d]| plus the exact score's own double
+	// accumulation error per unit of |q|_1 (see Quantize in vector.cpp); +inf: always rescore.
 	std::vector<int8_t> codes;
 	std::vector<float> scale;
 	std::vector<double> slack;
@@ -83,8 +83,9 @@ struct CosineInput {
 // Dot products of one block of kVectorBlock documents with q, in dimension order.
 void DotBlock(const float *block, const double *q, size_t dim, double *out);
 
-// The screen's float32 sums of one block of kScreenBlock code vectors with qf.
-void ScreenBlock(const int8_t *block, const float *qf, size_t dim, float *out);
+// The screen's exact int32 sums of one block of kScreenBlock code vectors with the query's
+// integers, two dimensions per qpairs entry (int16 each, the lower dimension in the low half).
+void ScreenBlock(const int8_t *block, const int32_t *qpairs, size_t pairs, int32_t *out);
 
 // Number of vectors visible at valid_at (what BRUTE_FORCE_CEILING counts).
 int64_t CosineVisibleRows(const CosineInput &in);
