@@ -10,10 +10,13 @@ with the exact top k, averaged over queries) are reported and compared with the 
 
 Data (`--data`): `clustered` (default): 256 seeded Gaussian centres N(0, 1) plus N(0, 1)
 noise per row, queries a random stored row plus N(0, 0.5) noise; `normal`: i.i.d. N(0, 1)
-rows and queries (no structure: the hardest case for any graph index).
+rows and fresh i.i.d. queries (no structure: the hardest case for any graph index).
+By default the search width is the one the build calibrated (ef_search=None); --ef-search N
+fixes it. The build's calibration (held-out recall per depth) is recorded with the results.
 
     python -m benchmark.ann --smoke                      # 5k rows, 64-d (CI-sized)
-    python -m benchmark.ann                              # 100k rows, 64-d and 384-d
+    python -m benchmark.ann                              # 100k rows, 64-d and 384-d, clustered
+    python -m benchmark.ann --data normal                # the same, i.i.d. (results/ann_normal.json)
 """
 from __future__ import annotations
 
@@ -78,6 +81,8 @@ def run_dim(args, dim: int, work: Path) -> dict:
         exact_k = lambda q, k: db.recall("", embedding=q, k=k, allow_slow=True)
         for q in qs[:5]:                      # parse both generations (first-call costs are not measured)
             ann_k(q, 10), exact_k(q, 10)
+        used_ef = sorted({int(n.split("ef_search=", 1)[1].split()[0]) for n in ann_k(qs[0], 50).notes
+                          if n.startswith("vector arm: approximate")})
         found10 = found50 = 0
         t_ann, t_exact = [], []
         for q in qs:
@@ -101,7 +106,9 @@ def run_dim(args, dim: int, work: Path) -> dict:
     r10, r50 = found10 / (10 * len(qs)), found50 / (50 * len(qs))
     out = {
         "dim": dim, "rows": args.rows, "queries": len(qs), "data": args.data,
-        "m": args.m, "ef_construction": args.ef_construction, "ef_search": args.ef_search,
+        "m": args.m, "ef_construction": args.ef_construction,
+        "ef_search": args.ef_search if args.ef_search is not None else "calibrated",
+        "ef_search_used": used_ef,
         "recall_at_10": round(r10, 4), "recall_at_50": round(r50, 4),
         "meets_target": r10 >= TARGET and r50 >= TARGET,
         "ann_ms": {"p50": pct(t_ann, 50), "p95": pct(t_ann, 95)},
@@ -114,7 +121,9 @@ def run_dim(args, dim: int, work: Path) -> dict:
     print(f"{dim:>4}-d {args.rows} rows ({args.data}): recall@10 {r10:.4f} recall@50 {r50:.4f} | "
           f"recall() k=10 p50/p95 ANN {out['ann_ms']['p50']}/{out['ann_ms']['p95']} ms, exact "
           f"{out['exact_ms']['p50']}/{out['exact_ms']['p95']} ms (x{out['speedup_p50']} at p50) | "
-          f"build_ann_index {build_s:.1f} s", flush=True)
+          f"build_ann_index {build_s:.1f} s | ef {used_ef} | calibration "
+          f"{[(c['depth'], c['ef_search'], c['recall_at_10'], c['recall_at_depth']) for c in report['calibration']]}",
+          flush=True)
     return out
 
 
@@ -126,11 +135,13 @@ def main() -> None:
     ap.add_argument("--data", choices=("clustered", "normal"), default="clustered")
     ap.add_argument("--m", type=int, default=16)
     ap.add_argument("--ef-construction", type=int, default=200)
-    ap.add_argument("--ef-search", type=int, default=200)
+    ap.add_argument("--ef-search", type=int, default=None, help="fixed search width (default: calibrated)")
     ap.add_argument("--seed", type=int, default=20261202)
     ap.add_argument("--smoke", action="store_true", help="5,000 rows, 64-d, 50 queries; no results file")
-    ap.add_argument("--out", default=str(ROOT / "results" / "ann.json"))
+    ap.add_argument("--out", default=None, help="default results/ann.json, results/ann_normal.json for --data normal")
     args = ap.parse_args()
+    args.out = args.out or str(ROOT / "results" / ("ann.json" if args.data == "clustered" else f"ann_{args.data}.json"))
+    load_at_start = [round(v, 2) for v in os.getloadavg()]
     if args.smoke:
         args.rows, args.dims, args.queries = 5_000, [64], 50
     results = []
@@ -141,10 +152,12 @@ def main() -> None:
         "benchmark": "ann", "command": "python -m benchmark.ann " + " ".join(
             f"--{k.replace('_', '-')} {v}" for k, v in (("rows", args.rows), ("queries", args.queries),
                                                       ("data", args.data), ("m", args.m),
-                                                      ("ef_construction", args.ef_construction),
-                                                      ("ef_search", args.ef_search))),
+                                                      ("ef_construction", args.ef_construction))
+            + ((f"--ef-search {args.ef_search}",) if args.ef_search is not None else ())
+            + (("--dims " + " ".join(map(str, args.dims)),) if args.dims != [64, 384] else ())),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
-                    "loadavg_at_end": [round(v, 2) for v in os.getloadavg()]},
+                    "loadavg_at_start": load_at_start, "loadavg_at_end": [round(v, 2) for v in os.getloadavg()],
+                    "build_threads": "all cores (std::thread::hardware_concurrency)"},
         "target": {"recall_at_10": TARGET, "recall_at_50": TARGET},
         "results": results,
     }

@@ -40,8 +40,9 @@ struct HnswParams {
 
 // What the build measured on its held-out rows (see the header comment). recall() asks the
 // index for `candidates` rows at a depth (python/anatid/indexes/ann.py: max(2 depth, depth + 50));
-// ef is the smallest width on the ladder (candidates, then x1.25 steps, up to every row) whose
-// recall@10 and recall@depth over those candidates reached kTarget, or every row.
+// ef is the smallest width on the ladder (from the candidates, or depth 10's width for depth 50,
+// in x1.25 steps up to every row) whose recall@10 and recall@depth over those candidates
+// reached kTarget, or every row.
 struct HnswCalibration {
 	static constexpr double kTarget = 0.995; // on the sample; margin for the 0.99 the docs promise
 	static constexpr uint32_t kMaxQueries = 200;
