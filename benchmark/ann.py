@@ -127,6 +127,16 @@ def run_dim(args, dim: int, work: Path) -> dict:
     return out
 
 
+def command(args) -> str:
+    words = [f"--rows {args.rows}", f"--queries {args.queries}", f"--data {args.data}", f"--m {args.m}",
+             f"--ef-construction {args.ef_construction}"]
+    if args.ef_search is not None:
+        words.append(f"--ef-search {args.ef_search}")
+    if args.dims != [64, 384]:
+        words.append("--dims " + " ".join(map(str, args.dims)))
+    return "python -m benchmark.ann " + " ".join(words)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=100_000)
@@ -149,12 +159,7 @@ def main() -> None:
         for dim in args.dims:
             results.append(run_dim(args, dim, Path(tmp)))
     doc = {
-        "benchmark": "ann", "command": "python -m benchmark.ann " + " ".join(
-            f"--{k.replace('_', '-')} {v}" for k, v in (("rows", args.rows), ("queries", args.queries),
-                                                      ("data", args.data), ("m", args.m),
-                                                      ("ef_construction", args.ef_construction))
-            + ((f"--ef-search {args.ef_search}",) if args.ef_search is not None else ())
-            + (("--dims " + " ".join(map(str, args.dims)),) if args.dims != [64, 384] else ())),
+        "benchmark": "ann", "command": command(args),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                     "loadavg_at_start": load_at_start, "loadavg_at_end": [round(v, 2) for v in os.getloadavg()],
                     "build_threads": "all cores (std::thread::hardware_concurrency)"},
