@@ -241,3 +241,29 @@ def test_cached_seeds_are_checked_by_the_rank_statement(tmp_path):
         assert "anatid_hybrid_recall" in statements[0] and sum("anatid_entities" in s for s in statements) == 1
     finally:
         db.close()
+
+
+def test_vector_only_recall_parses_the_text_generation_to_hydrate(tmp_path):
+    """A workload without text queries never had the text generation parsed, so every hit was
+    read from anatid_memories: the first such recall now parses it, the next ones hydrate from it."""
+    from anatid import native_hybrid
+    db = Anatid.open(str(tmp_path / "veconly.anatid"), embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(db.native.reason)
+    seen = []
+    real = native_hybrid._hydrate_sql
+    try:
+        for i in range(8):
+            db.remember(f"plum number {i}", kind="fact", embedding=[float(i + 1)] + [1.0] * (DIM - 1), now=at(i + 1))
+        db.maintain_indexes()
+        cur = db.connection.cursor()
+        assert cur.execute(native_hybrid._TEXT_RESIDENT, {"tenant": 0}).fetchone() == (False,)
+        both(db, "", embedding=[1.0] * DIM, k=5)                # the macro (parses the vector generation)
+        both(db, "", embedding=[1.0] * DIM, k=5)                # hydrated by SQL, and parses the text one
+        assert cur.execute(native_hybrid._TEXT_RESIDENT, {"tenant": 0}).fetchone() == (True,)
+        native_hybrid._hydrate_sql = lambda view: seen.append(1) or real(view)
+        hits = both(db, "", embedding=[2.0] + [1.0] * (DIM - 1), k=5)
+        assert len(hits) == 5 and not seen
+    finally:
+        native_hybrid._hydrate_sql = real
+        db.close()
