@@ -398,9 +398,19 @@ def run_384(args) -> dict:
         def lean(q):   # recall(): the lean path, vector arm only, 50 hits with content
             return [h.memory_id for h in db.recall("", embedding=q["qvec"], k=50, allow_slow=True)]
 
+        def oracle(q):  # recall() with the native engine off: the SQL oracle's exact scan
+            from anatid import engines
+            saved, engines._native_hybrid = engines._native_hybrid, None
+            try:
+                return lean(q)
+            finally:
+                engines._native_hybrid = saved
+
         load_start = [round(x, 2) for x in os.getloadavg()]
         for q in qs[:3]:
             assert macro(q) == lean(q)
+        checked = qs[:args.oracle_checks]
+        mismatches = sum(oracle(q) != lean(q) for q in checked)
         t_macro, t_lean = [], []
         for q in qs:     # interleaved A/B
             for fn, out in ((macro, t_macro), (lean, t_lean)):
@@ -410,6 +420,7 @@ def run_384(args) -> dict:
         profile = profile_recall({0: db}, lean, qs)
         return {"benchmark": "vector_top50_100k_x_384", "rows": n, "dim": dim, "threads": 1,
                 "native": summary(t_macro), "native_recall_lean": summary(t_lean),
+                "id_mismatches_vs_oracle": mismatches, "oracle_checked": len(checked),
                 "profile_lean_recall": profile,
                 "text_generation": True,
                 "note": "native: the anatid.anatid_hybrid macro statement; native_recall_lean: recall(embedding=, k=50) "
@@ -500,6 +511,8 @@ def main() -> None:
     ap.add_argument("--refresh", action="store_true",
                     help="reuse the file but rebuild its generations and journal 500 writes on tenant 0 again")
     ap.add_argument("--dim384", action="store_true")
+    ap.add_argument("--oracle-checks", type=int, default=20,
+                    help="--dim384: queries whose recall() ids are compared with the SQL oracle's")
     ap.add_argument("--journal-cost", action="store_true",
                     help="journal 500 writes on tenant 0, then text search before and after rebuild_fts_index()")
     args = ap.parse_args()
