@@ -94,3 +94,35 @@ def test_remember_many_rejects_a_bad_item_and_writes_nothing(tmp_path):
         db.remember_many([{"content": "x", "writer": "w1"}, {"content": "y", "writer": "bad\x00w"}], now=at(2))
     assert e.value.argument == "writer"
     assert _state(db) == before
+
+
+def test_remember_many_instants_to_the_microsecond_like_a_remember_loop(tmp_path):
+    """Instants reach DuckDB as datetime64[us] columns (None as NaT): exact to the
+    microsecond, before 1970 and up to year 9999, and NULL where None."""
+    from datetime import datetime, timedelta, timezone
+    items = [
+        {"content": "moon landing alice", "entities": ["alice"], "embedding": [1, 2, 3],
+         "valid_from": datetime(1969, 7, 20, 20, 17, 40, 123457, tzinfo=timezone.utc)},
+        {"content": "open ended bob bob", "entities": ["bob"], "embedding": [0, 0, 1],
+         "valid_from": datetime(2026, 3, 1, 12, 0, 0, 1, tzinfo=timezone.utc),
+         "valid_to": datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)},
+        {"content": "offset zone carol", "entities": ["carol"], "embedding": [3, 2, 1],
+         "valid_from": datetime(2026, 3, 1, 14, 0, 0, 999999, tzinfo=timezone(timedelta(hours=2)))},
+        {"content": "no instants at all", "entities": ["alice"], "embedding": [1, 1, 1]},
+    ]
+    now = datetime(2026, 6, 1, 8, 30, 15, 654321, tzinfo=timezone.utc)
+    loop = Anatid.open(str(tmp_path / "loop.anatid"), embedding_dim=3)
+    many = Anatid.open(str(tmp_path / "many.anatid"), embedding_dim=3)
+    for item in items:
+        loop.remember(item["content"], **{k: v for k, v in item.items() if k != "content"}, now=now)
+    ids = many.remember_many(items, now=now)
+    got, want = _state(many), _state(loop)
+    for q, g, w in zip(_QUERIES, got, want):
+        assert g == w, q
+    rows = many.connection.execute("SELECT valid_from, valid_to, tx_from FROM anatid_memories ORDER BY memory_id").fetchall()
+    assert rows[0][0] == datetime(1969, 7, 20, 20, 17, 40, 123457) and rows[0][1] is None
+    assert rows[1][1] == datetime(9999, 12, 31, 23, 59, 59, 999999)
+    assert rows[2][0] == datetime(2026, 3, 1, 12, 0, 0, 999999)
+    naive_now = now.replace(tzinfo=None)
+    assert rows[3][0] == naive_now and rows[3][2] == naive_now
+    _check(many, ids)
