@@ -2,6 +2,7 @@
 
     PYTHONPATH=python python benchmark/writes.py            # smoke size (CI)
     PYTHONPATH=python python benchmark/writes.py --large    # the published size
+    PYTHONPATH=python python benchmark/writes.py --profile-only   # remember_many's profile only
 
 Self-checking: every acknowledged id is read back and every registered journal
 hook is listed before anything is timed; the figures go to
@@ -153,6 +154,116 @@ def batch_profile(db: Anatid, batches: int, batch: int, rng: random.Random, star
                               "ms_per_batch": round(t / batches * 1e3, 2)} for k, (c, t) in rows]}
 
 
+# The tables a remember_many batch appends to, with the column naming its memory (None:
+# the graph journal, whose rows of one batch share the batch's seq).
+_BATCH_TABLES = {"anatid_memories": "memory_id", "anatid_edges": "src_id", "anatid_embeddings": "memory_id",
+                 "anatid_vector_journal": "memory_id", "anatid_postings": "memory_id",
+                 "anatid_text_docs": "memory_id", "anatid_text_journal": "memory_id", "anatid_graph_journal": None}
+
+
+def wal_bytes_by_table(db: Anatid, path: str, batch: int, rng: random.Random, start: int) -> dict:
+    """What one batch's rows cost each table: the batch is written, checkpointed, and its
+    rows of each table are appended again in a transaction of their own (WAL bytes, the
+    INSERT and the COMMIT of that table alone; no automatic checkpoint in between)."""
+    ids = db.remember_many([item(rng, start + i) for i in range(batch)])
+    con = db.connection
+    threshold = con.execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0]
+    con.execute("SET checkpoint_threshold = '10GB'")
+    con.execute("CHECKPOINT")
+    lo, hi = min(ids), max(ids)
+    wal = path + ".wal"
+    out = {}
+    try:
+        for table, col in _BATCH_TABLES.items():
+            where = (f"WHERE {col} BETWEEN {lo} AND {hi}" if col else
+                     "WHERE seq = (SELECT max(seq) FROM anatid_graph_journal WHERE op = 3)")
+            rows = con.execute(f"SELECT count(*) FROM {table} {where}").fetchone()[0]
+            w0 = os.path.getsize(wal) if os.path.exists(wal) else 0
+            t0 = time.perf_counter()
+            con.execute("BEGIN")
+            con.execute(f"INSERT INTO {table} SELECT * FROM {table} {where}")
+            t1 = time.perf_counter()
+            con.execute("COMMIT")
+            t2 = time.perf_counter()
+            w1 = os.path.getsize(wal)
+            out[table] = {"rows": rows, "wal_bytes": w1 - w0, "wal_bytes_per_memory": round((w1 - w0) / batch),
+                          "insert_ms": round((t1 - t0) * 1e3, 2), "commit_ms": round((t2 - t1) * 1e3, 2)}
+    finally:
+        for table, col in _BATCH_TABLES.items():  # the copies go again: the file stays a plain benchmark file
+            where = (f"WHERE {col} BETWEEN {lo} AND {hi}" if col else
+                     "WHERE seq = (SELECT max(seq) FROM anatid_graph_journal WHERE op = 3)")
+            con.execute(f"DELETE FROM {table} {where}")
+        con.execute(f"SET checkpoint_threshold = '{threshold}'")
+    return out
+
+
+def commits_with_and_without_checkpoint(db: Anatid, path: str, batches: int, batch: int, rng: random.Random,
+                                        start: int) -> dict:
+    """remember_many's COMMIT split by whether DuckDB's automatic checkpoint ran inside it
+    (the WAL shrank), and the explicit CHECKPOINT of what is left at the end: the work a
+    checkpoint does is per memory written, so moving it out of the commit would not make it
+    smaller."""
+    store = db._store
+    real = store.cursor()
+    wal = path + ".wal"
+    db.connection.execute("CHECKPOINT")
+    plain, with_ckpt, total = [], [], 0.0
+
+    class Split(_Traced):
+        def commit(self):
+            w0 = os.path.getsize(wal) if os.path.exists(wal) else 0
+            t0 = time.perf_counter()
+            self._cur.commit()
+            dt = time.perf_counter() - t0
+            (with_ckpt if (os.path.getsize(wal) if os.path.exists(wal) else 0) < w0 else plain).append(dt)
+
+    for b in range(batches):
+        items = [item(rng, start + b * batch + i) for i in range(batch)]
+        store._state().cursor = Split(real, {})
+        try:
+            t0 = time.perf_counter()
+            db.remember_many(items)
+            total += time.perf_counter() - t0
+        finally:
+            store._state().cursor = real
+    t0 = time.perf_counter()
+    db.connection.execute("CHECKPOINT")
+    final = time.perf_counter() - t0
+    ms = lambda v: round(statistics.median(v) * 1e3, 1) if v else None
+    return {"batches": batches, "batch": batch, "commits_without_checkpoint": len(plain),
+            "commit_ms_p50_without_checkpoint": ms(plain), "commits_with_checkpoint": len(with_ckpt),
+            "commit_ms_p50_with_checkpoint": ms(with_ckpt), "final_checkpoint_ms": round(final * 1e3, 1),
+            "checkpoint_ms_per_batch": round((sum(with_ckpt) - len(with_ckpt) * (ms(plain) or 0) / 1e3 + final)
+                                             / batches * 1e3, 1),
+            "per_s_including_final_checkpoint": round(batches * batch / (total + final), 1)}
+
+
+def profile_only(out: str) -> None:
+    """remember_many's statement profile at 2,000 and 5,000 per batch, its WAL by table and
+    its commits split by checkpoint, each on a fresh file (results/writes-profile.json)."""
+    load_index_modules()
+    result = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "duckdb": duckdb.__version__,
+                          "anatid": anatid.__version__, "load_avg_before": os.getloadavg()}}
+    for batch in (2000, 5000):
+        rng = random.Random(9)
+        folder = tempfile.mkdtemp(prefix="anatid-writes-profile-")
+        path = os.path.join(folder, "p.anatid")
+        db = Anatid.open(path, embedding_dim=DIM)
+        db.remember_many([item(rng, i) for i in range(batch)])  # warm up
+        prof = batch_profile(db, 6, batch, rng, 10**6)
+        prof["per_s"] = round(batch / prof["ms_per_batch"] * 1e3, 1)
+        prof["wal_bytes_per_batch"] = wal_bytes_per_batch(db, path, batch, rng, 2 * 10**6)
+        prof["commits"] = commits_with_and_without_checkpoint(db, path, 12, batch, rng, 3 * 10**6)
+        prof["wal_by_table"] = wal_bytes_by_table(db, path, batch, rng, 4 * 10**6)
+        db.close()
+        result[f"batch_{batch}"] = prof
+    result["machine"]["load_avg_after"] = os.getloadavg()
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
 def wal_bytes_per_batch(db: Anatid, path: str, batch: int, rng: random.Random, start: int) -> int:
     """Bytes one remember_many batch adds to the write-ahead log (what its commit writes)."""
     db.connection.execute("CHECKPOINT")
@@ -226,7 +337,14 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "results" / "writes.json"))
     ap.add_argument("--preload", type=int, default=None,
                     help="memories in the preloaded file (default 200,000 with --large, 20,000 otherwise)")
+    ap.add_argument("--profile-only", action="store_true",
+                    help="only remember_many's profile at 2,000 and 5,000 per batch: statements, commits with "
+                         "and without a checkpoint, WAL bytes by table (results/writes-profile.json)")
     args = ap.parse_args()
+    if args.profile_only:
+        profile_only(args.out if args.out != str(HERE / "results" / "writes.json")
+                     else str(HERE / "results" / "writes-profile.json"))
+        return
     n_single, n_batches, batch = (3000, 20, 5000) if args.large else (300, 4, 2000)
     rng = random.Random(9)
     hooks = load_index_modules()
