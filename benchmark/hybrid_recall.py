@@ -4,6 +4,7 @@ by side in one process: native anatid.anatid_hybrid, our pure-SQL oracle, Ladybu
     python -m benchmark.hybrid_recall --scale 0.1         # 100k memories, 10k per tenant
     python -m benchmark.hybrid_recall --scale 1           # 1M memories, 100k per tenant (the target shape)
     python -m benchmark.hybrid_recall --dim384            # exact top-50 over 100k x 384-d, one tenant
+    python -m benchmark.hybrid_recall --scale 1 --queries 1000 --mismatch-only   # ids vs the oracle only
 
 Data: benchmark.datagen's Phase 0 graph (ten tenants, Zipf entities, 5% superseded), with
 synthetic text (8-20 words from a Zipf vocabulary of 20k words) and clustered 64-d
@@ -360,6 +361,61 @@ def run(args) -> dict:
     return result
 
 
+def run_mismatch(args) -> dict:
+    """Ids and order of both native paths (recall()'s lean path and the macro) against the SQL
+    oracle on args.queries queries; no timing, no LadybugDB."""
+    import anatid
+    from anatid import engines
+    path = str(Path(args.work) / f"hybrid-{args.scale:g}-{args.dim}.anatid")
+    if not os.path.exists(path):
+        raise SystemExit(f"{path} is missing: run the benchmark at this scale once first")
+    queries = choose_queries(args.queries, args.dim, args.seed)
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    t_start = time.perf_counter()
+    handles = {t: anatid.Anatid.open(path, tenant=t) for t in range(datagen.TENANTS)}
+    db0 = handles[0]
+    if not db0.native.loaded:
+        raise SystemExit(f"native extension not loaded: {db0.native.reason}")
+    db0.connection.execute("SET threads = 1")
+    cur = db0.connection.cursor()
+    at = db0._store.view().valid_at
+    macro = ("SELECT memory_id FROM anatid.anatid_hybrid($query, tenant := $tenant, k := 10, qvec := $qvec, "
+             "depth := 50, valid_at := $at)")
+
+    def recall(q):
+        return [h.memory_id for h in handles[q["tenant"]].recall(q["query"], embedding=q["qvec"], k=K,
+                                                                 allow_slow=True)]
+    out = {"lean": [], "macro": []}
+    engines_seen = set()
+    for i, q in enumerate(queries):
+        saved, engines._native_hybrid = engines._native_hybrid, None
+        try:
+            ref = recall(q)
+        finally:
+            engines._native_hybrid = saved
+        got = handles[q["tenant"]].recall(q["query"], embedding=q["qvec"], k=K, allow_slow=True)
+        engines_seen.add(got.engine)
+        if [h.memory_id for h in got] != ref:
+            out["lean"].append(i)
+        if [r[0] for r in cur.execute(macro, {"query": q["query"], "tenant": q["tenant"], "qvec": q["qvec"],
+                                              "at": at}).fetchall()] != ref:
+            out["macro"].append(i)
+    for h in handles.values():
+        h.close()
+    return {"benchmark": "hybrid_recall_mismatches", "scale": args.scale, "dim": args.dim, "queries": len(queries),
+            "k": K, "depth": DEPTH, "threads": 1, "seed": args.seed,
+            "id_mismatches_vs_oracle": {"native via recall()": len(out["lean"]),
+                                        "native anatid.anatid_hybrid (one SQL statement)": len(out["macro"])},
+            "mismatching_queries": {k: v[:20] for k, v in out.items()},
+            "engines_answering_recall": sorted(engines_seen),
+            "elapsed_s": round(time.perf_counter() - t_start, 1),
+            "load_average_start_end": [load_start, [round(x, 2) for x in os.getloadavg()]],
+            "duckdb": duckdb.__version__,
+            "note": "ids and order of every query compared with the SQL oracle (recall() with the native engine "
+                    "off); the file as the last full run left it (500 journalled writes on tenant 0 unless "
+                    "that run rebuilt tenant 0's text generation afterwards)"}
+
+
 def run_384(args) -> dict:
     """Exact vector top-50 over one tenant of 100k x 384-d, vector arm only, one thread."""
     import anatid
@@ -513,6 +569,9 @@ def main() -> None:
     ap.add_argument("--refresh", action="store_true",
                     help="reuse the file but rebuild its generations and journal 500 writes on tenant 0 again")
     ap.add_argument("--dim384", action="store_true")
+    ap.add_argument("--mismatch-only", action="store_true",
+                    help="only compare both native paths' ids with the SQL oracle on --queries queries "
+                         "(no timing, no LadybugDB); writes hybrid_mismatch-<scale>.json")
     ap.add_argument("--oracle-checks", type=int, default=20,
                     help="--dim384: queries whose recall() ids are compared with the SQL oracle's")
     ap.add_argument("--journal-cost", action="store_true",
@@ -520,7 +579,10 @@ def main() -> None:
     args = ap.parse_args()
     args.oracle_queries = args.oracle_queries or args.queries
     RESULTS.mkdir(exist_ok=True)
-    if args.dim384:
+    if args.mismatch_only:
+        res = run_mismatch(args)
+        out = RESULTS / f"hybrid_mismatch-{args.scale:g}.json"
+    elif args.dim384:
         res = run_384(args)
         out = RESULTS / "hybrid_vector384.json"
     elif args.journal_cost:
