@@ -122,7 +122,7 @@ def run_dim(args, dim: int, work: Path) -> dict:
           f"recall() k=10 p50/p95 ANN {out['ann_ms']['p50']}/{out['ann_ms']['p95']} ms, exact "
           f"{out['exact_ms']['p50']}/{out['exact_ms']['p95']} ms (x{out['speedup_p50']} at p50) | "
           f"build_ann_index {build_s:.1f} s | ef {used_ef} | calibration "
-          f"{[(c['depth'], c['ef_search'], c['recall_at_10'], c['recall_at_depth']) for c in report['calibration']]}",
+          f"{[(c['depth'], c['ef_search'], c['recall_at_10'], c['recall_at_depth'], c['visited']) for c in report['calibration']]}",
           flush=True)
     return out
 

@@ -1,6 +1,6 @@
 // anatid_ann_info(blob BLOB) -> STRUCT(format_version INTEGER, dim INTEGER, rows BIGINT, m INTEGER,
 //     ef_construction INTEGER, calibration_queries INTEGER, depth INTEGER[], candidates INTEGER[],
-//     ef INTEGER[], recall_at_10 DOUBLE[], recall_at_depth DOUBLE[])
+//     ef INTEGER[], recall_at_10 DOUBLE[], recall_at_depth DOUBLE[], visited DOUBLE[])
 //
 // The header of a serialized ANN generation (src/hnsw.hpp, HnswInfo): its settings and the
 // search widths its build calibrated on held-out rows, one list element per calibrated depth.
@@ -23,7 +23,8 @@ namespace {
 using namespace graph_binding;
 
 enum Field : idx_t {
-	kVersion, kDim, kRows, kM, kEfConstruction, kQueries, kDepth, kCandidates, kEf, kRecall10, kRecallDepth, kFields
+	kVersion, kDim, kRows, kM, kEfConstruction, kQueries, kDepth, kCandidates, kEf, kRecall10, kRecallDepth,
+	kVisited, kFields
 };
 
 template <class T>
@@ -80,6 +81,7 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 		PutList<int32_t>(output, kEf, row, info.calibration, [](const D &d) { return int32_t(d.ef); });
 		PutList<double>(output, kRecall10, row, info.calibration, [](const D &d) { return d.recall_at_10; });
 		PutList<double>(output, kRecallDepth, row, info.calibration, [](const D &d) { return d.recall_at_depth; });
+		PutList<double>(output, kVisited, row, info.calibration, [](const D &d) { return d.visited; });
 	}
 }
 
@@ -95,11 +97,11 @@ void RegisterAnatidAnnInfo(duckdb_connection connection) {
 	duckdb_logical_type dbl = Type(DUCKDB_TYPE_DOUBLE);
 	duckdb_logical_type int_list = duckdb_create_list_type(integer);
 	duckdb_logical_type dbl_list = duckdb_create_list_type(dbl);
-	duckdb_logical_type members[kFields] = {integer, integer,  bigint,   integer,  integer, integer,
-	                                        int_list, int_list, int_list, dbl_list, dbl_list};
-	const char *names[kFields] = {"format_version", "dim",        "rows", "m",           "ef_construction",
-	                              "calibration_queries", "depth", "candidates", "ef", "recall_at_10",
-	                              "recall_at_depth"};
+	duckdb_logical_type members[kFields] = {integer,  integer,  bigint,   integer,  integer,  integer,
+	                                        int_list, int_list, int_list, dbl_list, dbl_list, dbl_list};
+	const char *names[kFields] = {"format_version", "dim",          "rows",         "m",
+	                              "ef_construction", "calibration_queries", "depth", "candidates",
+	                              "ef",             "recall_at_10", "recall_at_depth", "visited"};
 	duckdb_logical_type result = duckdb_create_struct_type(members, names, kFields);
 	duckdb_scalar_function_set_return_type(f, result);
 	for (duckdb_logical_type *t : {&blob, &integer, &bigint, &dbl, &int_list, &dbl_list, &result}) {

@@ -233,7 +233,8 @@ void HnswIndex::FinishLayout() {
 }
 
 void HnswIndex::SearchLayer(const float *q, std::vector<HnswCandidate> &entry, size_t ef, int level,
-                            std::vector<HnswCandidate> &out) const {
+                            std::vector<HnswCandidate> &out, size_t *evaluations) const {
+	size_t evaluated = 0;
 	Visited &visited = ThreadVisited();
 	visited.Reset(rows_.size());
 	std::priority_queue<HnswCandidate, std::vector<HnswCandidate>, BestOnTop> frontier;
@@ -260,6 +261,7 @@ void HnswIndex::SearchLayer(const float *q, std::vector<HnswCandidate> &entry, s
 				continue;
 			}
 			const HnswCandidate c {next, Similarity(q, next)};
+			evaluated++;
 			if (kept.size() < ef || Better(c, kept.top())) {
 				frontier.push(c);
 				kept.push(c);
@@ -268,6 +270,9 @@ void HnswIndex::SearchLayer(const float *q, std::vector<HnswCandidate> &entry, s
 				}
 			}
 		}
+	}
+	if (evaluations) {
+		*evaluations += evaluated;
 	}
 	out.clear();
 	out.reserve(kept.size());
@@ -450,13 +455,14 @@ void HnswIndex::InsertBatch(const uint32_t *batch, size_t count, size_t threads)
 	}
 }
 
-std::vector<HnswCandidate> HnswIndex::SearchUnit(const float *q, size_t count, size_t ef) const {
+std::vector<HnswCandidate> HnswIndex::SearchUnit(const float *q, size_t count, size_t ef,
+                                                 size_t *evaluations) const {
 	std::vector<HnswCandidate> out;
 	if (entry_ < 0 || count == 0) {
 		return out;
 	}
 	std::vector<HnswCandidate> entry {GreedyDescent(q, 0)};
-	SearchLayer(q, entry, std::max(ef, count), 0, out);
+	SearchLayer(q, entry, std::max(ef, count), 0, out, evaluations);
 	if (out.size() > count) {
 		out.resize(count);
 	}
@@ -495,9 +501,9 @@ void HnswIndex::Calibrate(const std::vector<uint32_t> &held_out, const std::vect
 		// (10, 50] with the larger width anyway), which halves the calibration on hard data
 		size_t ef = std::min(all_rows, std::max<size_t>(at.candidates, d > 0 ? calibration_.at[d - 1].ef : 0));
 		for (;;) {
-			std::vector<size_t> found10(nq), found_depth(nq), wanted10(nq), wanted_depth(nq);
+			std::vector<size_t> found10(nq), found_depth(nq), wanted10(nq), wanted_depth(nq), evaluated(nq);
 			ParallelFor(nq, threads, [&](size_t i) {
-				const auto hits = SearchUnit(queries[i].data(), at.candidates, ef);
+				const auto hits = SearchUnit(queries[i].data(), at.candidates, ef, &evaluated[i]);
 				std::vector<uint32_t> top10, top_depth;
 				for (size_t k = 0; k < hits.size(); k++) {
 					if (k < 10) {
@@ -528,6 +534,7 @@ void HnswIndex::Calibrate(const std::vector<uint32_t> &held_out, const std::vect
 			at.ef = static_cast<uint32_t>(ef);
 			at.recall_at_10 = ratio(found10, wanted10);
 			at.recall_at_depth = ratio(found_depth, wanted_depth);
+			at.visited = ratio(evaluated, std::vector<size_t>(nq, graph.size())); // mean share of rows
 			if ((at.recall_at_10 >= HnswCalibration::kTarget && at.recall_at_depth >= HnswCalibration::kTarget) ||
 			    ef >= all_rows) {
 				break;
@@ -615,7 +622,7 @@ std::shared_ptr<const HnswIndex> HnswIndex::Build(size_t dim, std::vector<HnswRo
 		const uint32_t depths[2] = {10, 50};
 		for (int d = 0; d < 2; d++) {
 			const uint32_t cands = CandidatesFor(depths[d]);
-			index->calibration_.at[d] = {depths[d], cands, static_cast<uint32_t>(std::max<size_t>(n, cands)), 1, 1};
+			index->calibration_.at[d] = {depths[d], cands, static_cast<uint32_t>(std::max<size_t>(n, cands)), 0, 0, 1};
 		}
 	}
 	insert_all(held_out);
@@ -650,7 +657,7 @@ size_t HnswIndex::MemoryBytes() const {
 // Little-endian (the hosts anatid builds for), in this order:
 //   char[8] "ANAHNSW_", uint32 version, uint32 dim, uint64 n, uint32 m, uint32 ef_construction,
 //   uint64 seed, uint32 calibration queries, 2 x (uint32 depth, uint32 candidates, uint32 ef,
-//   double recall@10, double recall@depth), int32 entry, int32 max_level,
+//   double recall@10, double recall@depth, double visited), int32 entry, int32 max_level,
 //   int64 ids[n], int64 vf[n], int64 vt[n], double norms[n], int32 levels[n],
 //   float vectors[n * dim], int32 links0[n * (1 + 2m)], uint64 n_upper, int32 upper[n_upper],
 //   uint64 FNV-1a of every byte before it.
@@ -673,6 +680,7 @@ std::string HnswIndex::Serialize() const {
 		Put(out, at.ef);
 		Put(out, at.recall_at_10);
 		Put(out, at.recall_at_depth);
+		Put(out, at.visited);
 	}
 	Put(out, entry_);
 	Put(out, static_cast<int32_t>(max_level_));
@@ -723,6 +731,7 @@ HnswInfo ReadHeader(Reader &r) {
 		at.ef = r.Get<uint32_t>("header");
 		at.recall_at_10 = r.Get<double>("header");
 		at.recall_at_depth = r.Get<double>("header");
+		at.visited = r.Get<double>("header");
 	}
 	return info;
 }

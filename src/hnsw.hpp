@@ -48,7 +48,8 @@ struct HnswCalibration {
 	static constexpr uint32_t kMaxQueries = 200;
 	struct Depth {
 		uint32_t depth = 0, candidates = 0, ef = 0;
-		double recall_at_10 = 0, recall_at_depth = 0; // measured with that ef (1 when exhaustive)
+		double recall_at_10 = 0, recall_at_depth = 0; // measured with that ef (0: not measured)
+		double visited = 0; // similarities computed per query at that ef, as a share of the rows
 	};
 	uint32_t queries = 0; // held-out rows (0 below 1,000 rows: ef is then the row count, exhaustive)
 	Depth at[2];
@@ -120,9 +121,11 @@ private:
 	uint32_t Slots(int level) const {
 		return level == 0 ? 2 * params_.m : params_.m;
 	}
+	// evaluations, when given, is increased by the similarities computed.
 	void SearchLayer(const float *q, std::vector<HnswCandidate> &entry, size_t ef, int level,
-	                 std::vector<HnswCandidate> &out) const;
-	std::vector<HnswCandidate> SearchUnit(const float *q, size_t count, size_t ef) const;
+	                 std::vector<HnswCandidate> &out, size_t *evaluations = nullptr) const;
+	std::vector<HnswCandidate> SearchUnit(const float *q, size_t count, size_t ef,
+	                                      size_t *evaluations = nullptr) const;
 	void UnitVector(uint32_t row, std::vector<float> &out) const;
 	void InsertBatch(const uint32_t *batch, size_t count, size_t threads);
 	void Calibrate(const std::vector<uint32_t> &held_out, const std::vector<uint32_t> &graph, size_t threads);

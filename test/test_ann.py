@@ -90,6 +90,7 @@ def test_the_calibrated_width_keeps_recall_on_iid_vectors_where_the_candidates_a
         assert [(c["depth"], c["candidates"], c["queries"]) for c in cal] == [
             (d, ann.candidates(d), 200) for d in ann.CALIBRATED_DEPTHS]     # the C++ rule is the plan's
         assert all(c["ef_search"] > c["candidates"] and c["recall_at_depth"] >= 0.995 for c in cal)
+        assert all(0 < c["visited"] <= 1 for c in cal)
         exact = [_ids(db.recall("", embedding=q, k=50, allow_slow=True)) for q in queries]
 
         def recall_at(k):
@@ -114,8 +115,8 @@ def test_an_explicit_ef_search_fixes_the_width_and_small_tenants_search_every_ro
         _fill(db, x)
         report = db.build_ann_index(use_when="always")
         # below 1,000 rows nothing is held out: the width covers every row (exhaustive)
-        assert [(c["ef_search"], c["queries"], c["recall_at_10"]) for c in report["tenants"][0]["ann"]["calibration"]] \
-            == [(300, 0, None), (300, 0, None)]
+        assert [(c["ef_search"], c["queries"], c["recall_at_10"], c["visited"])
+                for c in report["tenants"][0]["ann"]["calibration"]] == [(300, 0, None, None), (300, 0, None, None)]
         assert ann.status(db._store, db.connection, 1)["ef_search"] == "calibrated"
         db.build_ann_index(use_when="always", ef_search=64)
         q = _queries(x, 1)[0]
@@ -132,6 +133,7 @@ def test_ann_info_reads_the_header(tmp_path):
         assert (info["format_version"], info["dim"], info["rows"], info["m"], info["calibration_queries"]) == \
             (2, DIM, 1200, 16, 120)
         assert info["depth"] == [10, 50] and info["candidates"] == [60, 100]
+        assert all(0 < v < 1 for v in info["visited"])
         stored = con.execute("SELECT list(ef ORDER BY depth) FROM anatid_ann_calibration").fetchone()[0]
         assert info["ef"] == stored
         assert con.execute("SELECT anatid_ann_info(NULL::BLOB)").fetchone()[0] is None

@@ -40,5 +40,6 @@ CREATE TABLE IF NOT EXISTS anatid_ann_calibration (
     ef              INTEGER NOT NULL,   -- the calibrated search width
     recall_at_10    DOUBLE  NOT NULL,   -- measured on the held-out rows with that width
     recall_at_depth DOUBLE  NOT NULL,
+    visited         DOUBLE  NOT NULL,   -- similarities computed per query at that width, as a share of the rows
     queries         INTEGER NOT NULL    -- held-out rows; 0 below 1,000 rows (ef = rows: exhaustive, not measured)
 );
