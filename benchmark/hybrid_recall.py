@@ -380,7 +380,7 @@ def run_mismatch(args) -> dict:
     cur = db0.connection.cursor()
     at = db0._store.view().valid_at
     macro = ("SELECT memory_id FROM anatid.anatid_hybrid($query, tenant := $tenant, k := 10, qvec := $qvec, "
-             "depth := 50, valid_at := $at)")
+             "depth := 50, valid_at := $at, vector_ceiling := NULL)")   # as allow_slow=True
 
     def recall(q):
         return [h.memory_id for h in handles[q["tenant"]].recall(q["query"], embedding=q["qvec"], k=K,
