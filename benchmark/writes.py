@@ -198,7 +198,7 @@ def wal_bytes_by_table(db: Anatid, path: str, batch: int, rng: random.Random, st
 
 
 def commits_with_and_without_checkpoint(db: Anatid, path: str, batches: int, batch: int, rng: random.Random,
-                                        start: int) -> dict:
+                                        start: int, threshold: str | None = None) -> dict:
     """remember_many's COMMIT split by whether DuckDB's automatic checkpoint ran inside it
     (the WAL shrank), and the explicit CHECKPOINT of what is left at the end: the work a
     checkpoint does is per memory written, so moving it out of the commit would not make it
@@ -207,6 +207,8 @@ def commits_with_and_without_checkpoint(db: Anatid, path: str, batches: int, bat
     real = store.cursor()
     wal = path + ".wal"
     db.connection.execute("CHECKPOINT")
+    if threshold is not None:
+        db.connection.execute(f"SET checkpoint_threshold = '{threshold}'")
     plain, with_ckpt, total = [], [], 0.0
 
     class Split(_Traced):
@@ -230,7 +232,8 @@ def commits_with_and_without_checkpoint(db: Anatid, path: str, batches: int, bat
     db.connection.execute("CHECKPOINT")
     final = time.perf_counter() - t0
     ms = lambda v: round(statistics.median(v) * 1e3, 1) if v else None
-    return {"batches": batches, "batch": batch, "commits_without_checkpoint": len(plain),
+    return {"batches": batches, "batch": batch, "checkpoint_threshold": threshold or "default",
+            "commits_without_checkpoint": len(plain),
             "commit_ms_p50_without_checkpoint": ms(plain), "commits_with_checkpoint": len(with_ckpt),
             "commit_ms_p50_with_checkpoint": ms(with_ckpt), "final_checkpoint_ms": round(final * 1e3, 1),
             "checkpoint_ms_per_batch": round((sum(with_ckpt) - len(with_ckpt) * (ms(plain) or 0) / 1e3 + final)
@@ -256,6 +259,14 @@ def profile_only(out: str) -> None:
         prof["wal_bytes_per_batch"] = wal_bytes_per_batch(db, path, batch, rng, 2 * 10**6)
         prof["commits"] = commits_with_and_without_checkpoint(db, path, 12, batch, rng, 3 * 10**6)
         prof["wal_by_table"] = wal_bytes_by_table(db, path, batch, rng, 4 * 10**6)
+        db.close()
+        # the same 12 batches on a fresh file that never checkpoints until the end: does a
+        # larger threshold make the checkpoint's work smaller, or only move it?
+        path2 = os.path.join(folder, "p2.anatid")
+        db = Anatid.open(path2, embedding_dim=DIM)
+        db.remember_many([item(rng, 5 * 10**6 + i) for i in range(batch)])
+        prof["commits_1gb_threshold"] = commits_with_and_without_checkpoint(db, path2, 12, batch, rng, 6 * 10**6,
+                                                                            threshold="1GB")
         db.close()
         result[f"batch_{batch}"] = prof
     result["machine"]["load_avg_after"] = os.getloadavg()
