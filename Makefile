@@ -62,6 +62,8 @@ bench-writes: build
 	PYTHONPATH=python $(PYTHON) benchmark/writes.py --large
 
 # The opt-in ANN index against the exact scan at 100k rows per tenant, 64-d and 384-d
-# (benchmark/results/ann.json; python -m benchmark.ann --smoke for a 5k-row check).
+# on clustered and on i.i.d. normal data (benchmark/results/ann.json, ann_normal.json;
+# python -m benchmark.ann --smoke for a 5k-row check).
 bench-ann: build
 	PYTHONPATH=python $(PYTHON) -m benchmark.ann
+	PYTHONPATH=python $(PYTHON) -m benchmark.ann --data normal

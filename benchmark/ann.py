@@ -141,7 +141,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--dims", type=int, nargs="+", default=[64, 384])
-    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--data", choices=("clustered", "normal"), default="clustered")
     ap.add_argument("--m", type=int, default=16)
     ap.add_argument("--ef-construction", type=int, default=200)
