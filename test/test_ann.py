@@ -124,6 +124,19 @@ def test_an_explicit_ef_search_fixes_the_width_and_small_tenants_search_every_ro
         assert any("ef_search=64 (set by build_ann_index)" in n for n in db.recall("", embedding=q, k=5, depth=5).notes)
 
 
+def test_a_generation_without_calibration_is_answered_exactly_with_a_note(tmp_path):
+    x = _data(300)
+    with _open(tmp_path) as db:
+        _fill(db, x)
+        db.build_ann_index(use_when="always")
+        db.connection.execute("DELETE FROM anatid_ann_calibration")     # as if built before it existed
+        ann.forget_plans(db._store)
+        q = _queries(x, 1)[0]
+        hits = db.recall("", embedding=q, k=5)
+        assert not _is_ann(hits) and any("has no calibration" in n for n in hits.notes)
+        assert _ids(hits) == _ids(db.recall("", embedding=q, k=5, allow_slow=True))
+
+
 def test_ann_info_reads_the_header(tmp_path):
     with _open(tmp_path) as db:
         _fill(db, _data(1200))
