@@ -137,6 +137,18 @@ def test_a_generation_without_calibration_is_answered_exactly_with_a_note(tmp_pa
         assert _ids(hits) == _ids(db.recall("", embedding=q, k=5, allow_slow=True))
 
 
+def test_the_width_follows_the_depth():
+    known = {"ef_search": 0, "ef_10": 120, "ef_50": 300}
+    assert ann.search_width(known, 5) == (120, "(calibrated at depth 10)")
+    assert ann.search_width(known, 10)[0] == 120
+    assert ann.search_width(known, 11)[0] == 300 and ann.search_width(known, 50)[0] == 300
+    assert ann.search_width({**known, "ef_10": 400}, 50)[0] == 400      # never below depth 10's
+    assert ann.search_width(known, 125) == (750, "(calibrated at depth 50, scaled to depth 125)")
+    assert ann.search_width(known, 51)[0] == 306                          # rounded up
+    assert ann.search_width({**known, "ef_search": 64}, 500) == (64, "(set by build_ann_index)")
+    assert [ann.candidates(d) for d in (1, 10, 50, 51, 100_000)] == [51, 60, 100, 102, 100_000]
+
+
 def test_ann_info_reads_the_header(tmp_path):
     with _open(tmp_path) as db:
         _fill(db, _data(1200))
