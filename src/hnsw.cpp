@@ -10,6 +10,7 @@
 #include <queue>
 #include <random>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace anatid {
@@ -138,7 +139,11 @@ void ParallelFor(size_t count, size_t threads, F &&fn) {
 	std::vector<std::thread> pool;
 	pool.reserve(threads - 1);
 	for (size_t t = 1; t < threads; t++) {
-		pool.emplace_back(work);
+		try {
+			pool.emplace_back(work);
+		} catch (const std::system_error &) { // no thread to be had: fewer do the same work
+			break;
+		}
 	}
 	work();
 	for (std::thread &t : pool) {
