@@ -4,8 +4,10 @@
 // An aggregate over one tenant's vector rows (python/anatid/indexes/ann.py selects the
 // same rows as the vector generation), returning the serialized HNSW index (src/hnsw.hpp)
 // that anatid_ann_load parses. Rows may arrive in any order and from several threads: the
-// core sorts by memory id and builds single threaded from a seeded level generator, so
-// equal input gives an equal BLOB. m, ef_construction and seed must be constant.
+// core sorts by memory id and builds from a seeded level generator in fixed batches on every
+// core (src/hnsw.hpp), so equal input gives an equal BLOB whatever the thread count. The BLOB's
+// header carries the search widths the build calibrated (anatid_ann_info reads them).
+// m, ef_construction and seed must be constant.
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "capi_util.hpp"
