@@ -23,7 +23,10 @@ from anatid import native_hybrid as nh
 from . import hybrid_recall as hr
 
 VARIANTS = {
-    "as issued: tenant's [count(*), max(entity_id)] as a scalar subquery": lambda sql: sql,
+    "as issued: tenant's [count(*), max(entity_id), XOR of the ids' hashes] as a scalar subquery": lambda sql: sql,
+    "tenant's [count(*), max(entity_id)] only (before the hash XOR; misses some rolled-back ids)":
+        lambda sql: sql.replace(nh._SEED_STATE, "(SELECT [count(*), max(entity_id)] FROM anatid_entities "
+                                                "WHERE tenant_id = $tenant)"),
     "without the seed state column": lambda sql: sql.replace(", " + nh._SEED_STATE, ""),
     "every tenant's [count(*), max(entity_id)]":
         lambda sql: sql.replace(nh._SEED_STATE, "(SELECT [count(*), max(entity_id)] FROM anatid_entities)"),

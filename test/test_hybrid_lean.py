@@ -200,6 +200,16 @@ def test_seed_cache_follows_inserts_rollbacks_and_out_of_order_ids(tmp_path):
         same()
         cur.execute(add, {"id": 4, "tenant": 1, "name": "Menu\u00e9 friday"})  # non-ASCII, below the max
         same()
+        # a rolled-back id below the max, then another id below the max: count and max are
+        # as the cache saw them inside the transaction, the set of ids is not
+        cur.execute("BEGIN")
+        cur.execute(add, {"id": 5, "tenant": 1, "name": "Phantom yak"})
+        assert "phantom yak" in seeds_from_terms(store, cur, 1, sorted(terms + ["phantom", "yak"]))
+        cur.execute("ROLLBACK")
+        cur.execute(add, {"id": 6, "tenant": 1, "name": "Yak"})
+        assert seeds_from_terms(store, cur, 1, sorted(terms + ["phantom", "yak"])) == \
+            [r[0] for r in cur.execute(rule, {"terms": sorted(terms + ["phantom", "yak"])}).fetchall()]
+        same()
     finally:
         db.close()
 

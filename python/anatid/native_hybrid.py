@@ -66,14 +66,20 @@ def ascii_tokens(text: str) -> list[str] | None:
 # Seeds from the query's terms: the tenant's entities whose name has a token and whose
 # every token (SQL's rule, on the name) is a query term. Scanning and tokenizing every
 # entity name per query cost ~4 ms at 20k entities, so each open handle keeps the names'
-# tokens per tenant and asks one small question per recall: count and largest
-# entity_id of the tenant. Entities are insert-only (only their kind is ever updated), so
-# an unchanged (count, max) means the same names; a grown max fetches the entities past
-# the cached one, and a count that still differs (a rolled-back or out-of-order insert)
-# reloads the tenant. ASCII names are tokenized by ascii_tokens (SQL's rule on ASCII, see
-# above), the others by SQL once, when they enter the cache.
-_SEED_CHECK = "SELECT count(*), max(entity_id) FROM anatid_entities WHERE tenant_id = $tenant"
-_SEED_NAMES = "SELECT entity_id, name_key, name FROM anatid_entities WHERE tenant_id = $tenant AND entity_id > $after"
+# tokens per tenant and asks one small question per recall: count, largest entity_id and
+# the XOR of the ids' 63-bit hashes (DuckDB's hash()). Entities are insert-only (only their
+# kind is ever updated), so the tenant's set of ids only grows between committed states;
+# but a cache filled inside a transaction may hold an insert that was then rolled back,
+# and ids need not arrive in order, so count and max alone could stay equal while the set
+# changed (a rolled-back id below the max, another id below the max inserted later). The
+# hash XOR tells two different sets apart except with probability 2**-63. A grown max
+# fetches the entities past the cached one; a state that still differs reloads the
+# tenant. ASCII names are tokenized by ascii_tokens (SQL's rule on ASCII, see above), the
+# others by SQL once, when they enter the cache.
+_ID_HASH = "CAST(hash(entity_id) >> 1 AS BIGINT)"
+_SEED_CHECK = (f"SELECT count(*), max(entity_id), coalesce(bit_xor({_ID_HASH}), 0) FROM anatid_entities "
+               "WHERE tenant_id = $tenant")
+_SEED_NAMES = f"SELECT entity_id, name_key, name, {_ID_HASH} FROM anatid_entities WHERE tenant_id = $tenant AND entity_id > $after"
 
 
 def _seed_tokens_sql() -> str:
@@ -85,18 +91,19 @@ class _EntityTokens:
     """One tenant's entity names as tokens: token -> [(name_key, its distinct tokens)]."""
 
     def __init__(self):
-        self.count, self.max_id = 0, None
+        self.count, self.max_id, self.id_hash = 0, None, 0
         self.by_token: dict[str, list[tuple[str, frozenset]]] = {}
 
     def add(self, cur, tenant, rows) -> None:
         unicode_rows = {}
-        for eid, key, name in rows:
+        for eid, key, name, id_hash in rows:
             toks = ascii_tokens(name)
             if toks is None:
                 unicode_rows[eid] = key
             else:
                 self._index(key, toks)
             self.count += 1
+            self.id_hash ^= id_hash
             self.max_id = eid if self.max_id is None else max(self.max_id, eid)
         if unicode_rows:
             for eid, toks in cur.execute(_seed_tokens_sql(), {"tenant": tenant, "ids": list(unicode_rows)}).fetchall():
@@ -107,6 +114,10 @@ class _EntityTokens:
         for t in distinct:
             self.by_token.setdefault(t, []).append((key, distinct))
 
+    @property
+    def state(self) -> tuple:
+        return self.count, self.max_id, self.id_hash
+
     def seeds(self, terms) -> list[str]:
         wanted = set(terms)
         return sorted({key for t in wanted for key, toks in self.by_token.get(t, ()) if toks <= wanted})
@@ -116,27 +127,28 @@ _entity_lock = threading.Lock()
 
 
 def cached_seeds(store, tenant, terms):
-    """(seeds, (count, max_id)) from this handle's cache of the tenant's entity names, with
+    """(seeds, (count, max_id, id hash)) from this handle's cache of the tenant's entity names, with
     the state they hold, or None before the first seeds_from_terms of the tenant. The caller
     asks for the current state in a statement it runs anyway (_SEED_STATE) and falls back to
     seeds_from_terms when it differs."""
     with _entity_lock:
         cached = store.__dict__.get("_entity_tokens", {}).get(tenant)
-        return None if cached is None else (cached.seeds(terms), (cached.count, cached.max_id))
+        return None if cached is None else (cached.seeds(terms), cached.state)
 
 
 def seeds_from_terms(store, cur, tenant, terms, state=None) -> list[str]:
     """name_keys of the tenant's entities whose every name token is a query term; `state`:
-    the (count, max_id) the caller has just read, else one statement reads it."""
-    count, max_id = state if state is not None else cur.execute(_SEED_CHECK, {"tenant": tenant}).fetchone()
+    the (count, max_id, id hash) the caller has just read, else one statement reads it."""
+    state = tuple(state if state is not None else cur.execute(_SEED_CHECK, {"tenant": tenant}).fetchone())
+    count, max_id, _ = state
     with _entity_lock:
         caches = store.__dict__.setdefault("_entity_tokens", {})    # per handle: an in-memory file has no path
         cached = caches.get(tenant)
-        if cached is None or (cached.count, cached.max_id) != (count, max_id):
+        if cached is None or cached.state != state:
             if cached is not None and cached.count < count and max_id is not None and \
                     cached.max_id is not None and max_id > cached.max_id:
                 cached.add(cur, tenant, cur.execute(_SEED_NAMES, {"tenant": tenant, "after": cached.max_id}).fetchall())
-            if cached is None or (cached.count, cached.max_id) != (count, max_id):
+            if cached is None or cached.state != state:
                 cached = _EntityTokens()
                 cached.add(cur, tenant, cur.execute(_SEED_NAMES, {"tenant": tenant, "after": -2**63}).fetchall())
             caches[tenant] = cached
@@ -178,7 +190,8 @@ _VECTOR_ROWS = """
 
 # The seed cache's check (_SEED_CHECK) as a third column of the rank statement, so that a
 # recall whose seeds come from the cache issues one statement fewer (~0.9 ms at 1M).
-_SEED_STATE = ("(SELECT [count(*), max(entity_id)] FROM anatid_entities WHERE tenant_id = $tenant)")
+_SEED_STATE = (f"(SELECT [count(*), max(entity_id), coalesce(bit_xor({_ID_HASH}), 0)] FROM anatid_entities "
+               "WHERE tenant_id = $tenant)")
 
 
 def _rank_sql(use_text, use_vector: bool, seed_state: bool = False) -> str:
