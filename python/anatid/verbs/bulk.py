@@ -96,11 +96,16 @@ def _objects(values) -> np.ndarray:
     return out
 
 
-def _instants(values) -> np.ndarray:
-    """Naive UTC datetimes (None: NULL) as datetime64[us] (None: NaT, which DuckDB reads as
-    NULL): DuckDB scans these natively, while an object column of datetimes converts each
-    value through Python (~0.3 us a value here, scanned by two statements per relation)."""
-    return np.array(values, dtype="datetime64[us]")
+def _instants(values: list, default=None) -> np.ndarray:
+    """Naive UTC datetimes (None: `default`, itself None: NULL) as datetime64[us] (NaT, which
+    DuckDB reads as NULL): DuckDB scans these natively, while an object column of datetimes
+    converts each value through Python (~0.3 us a value here, scanned by two statements per
+    relation). A batch with no value given (the usual one) is one fill, not a conversion
+    of every item (~1 us each)."""
+    if values.count(None) == len(values):
+        return np.full(len(values), np.datetime64("NaT", "us") if default is None else np.datetime64(default, "us"))
+    return np.array(values if default is None else [default if v is None else v for v in values],
+                    dtype="datetime64[us]")
 
 
 def _postings(toks: list[list[str]]) -> tuple[list, list[str], list[int], list[int]]:
@@ -114,7 +119,15 @@ def _postings(toks: list[list[str]]) -> tuple[list, list[str], list[int], list[i
             strings.append(None)
             distinct.append(0)
             continue
-        counts = dict.fromkeys(sorted(tk), 0)
+        once = set(tk)
+        if len(once) == len(tk):  # every term once (tf 1): no counting, one join
+            tk = sorted(once)
+            strings.append(":1 ".join(tk) + ":1")
+            terms += tk
+            tfs += [1] * len(tk)
+            distinct.append(len(tk))
+            continue
+        counts = dict.fromkeys(sorted(once), 0)
         for t in tk:
             counts[t] += 1
         strings.append(" ".join([f"{t}:{c}" for t, c in counts.items()]))
@@ -142,7 +155,7 @@ def bulk_insert(store, cur, prepared, now) -> list[int]:
     ids = store.ids.take(n)
     id_arr = np.asarray(ids, dtype=np.int64)
     contents = [a[0] for a in prepared]
-    vfs = _instants([now if a[7] is None else a[7] for a in prepared])
+    vfs = _instants([a[7] for a in prepared], now)
     vts = _instants([a[8] for a in prepared])
     kinds = _objects([a[3] for a in prepared])
 
@@ -154,7 +167,7 @@ def bulk_insert(store, cur, prepared, now) -> list[int]:
                   if unique else {})
 
     toks = _tokens(cur, contents)
-    lens = np.fromiter((len(t) for t in toks), dtype=np.int64, count=n)
+    lens = np.fromiter(map(len, toks), dtype=np.int64, count=n)
     strings, terms, tfs, distinct = _postings(toks)
     tables = {"m": {"id": id_arr, "content": _objects(contents), "kind": kinds,
                     "confidence": np.fromiter((a[4] for a in prepared), dtype=np.float64, count=n),
@@ -178,8 +191,9 @@ def bulk_insert(store, cur, prepared, now) -> list[int]:
         mat = np.asarray([prepared[i][5] for i in with_vec], dtype=np.float32)
         sel = np.asarray(with_vec, dtype=np.int64)
         cols = {"id": id_arr[sel], "vf": vfs[sel], "vt": vts[sel], "norm": vector_norms(mat)}
+        columns = np.ascontiguousarray(mat.T)  # one transpose: each row a contiguous column
         for j in range(mat.shape[1]):
-            cols[f"v{j}"] = np.ascontiguousarray(mat[:, j])
+            cols[f"v{j}"] = columns[j]
         tables["v"] = cols
         vector = "[" + ", ".join(f"v{j}" for j in range(mat.shape[1])) + "]::FLOAT[]"
 
