@@ -137,8 +137,18 @@ def _postings(toks: list[list[str]]) -> tuple[list, list[str], list[int], list[i
     return strings, terms, tfs, distinct
 
 
+# text.ascii_tokens as C-level string operations: after lower(), every ASCII character other
+# than [a-z0-9] (and NUL, the contents' separator here: validate.text refuses it in content)
+# becomes a space, so the whitespace-split runs are exactly the pattern's [a-z0-9]+ matches.
+_ASCII_SPACES = str.maketrans({c: " " for c in map(chr, range(1, 128)) if not ("a" <= c <= "z" or "0" <= c <= "9")})
+
+
 def _tokens(cur, contents: list[str]) -> list[list[str]]:
-    """Each content's tokens (text.ascii_tokens; other text in one SQL statement)."""
+    """Each content's tokens (text.ascii_tokens; other text in one SQL statement). An all-ASCII
+    batch is lowered, translated and split as one string (~3x faster than a regex per item)."""
+    joined = "\x00".join(contents)
+    if joined.isascii() and joined.count("\x00") == len(contents) - 1:
+        return list(map(str.split, joined.lower().translate(_ASCII_SPACES).split("\x00")))
     toks = [text.ascii_tokens(c) for c in contents]
     other = [i for i, t in enumerate(toks) if t is None]
     if other:
