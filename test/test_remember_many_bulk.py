@@ -55,6 +55,26 @@ def test_remember_many_writes_what_a_remember_loop_writes(tmp_path):
     assert all(want[i] for i in (0, 1, 3, 4, 5, 6, 7, 8))
 
 
+ASCII_ITEMS = [  # an all-ASCII batch takes remember_many's one-string tokenizer
+    {"content": "Alice's e-mail: ALICE@example.com; alice, alice & Bob_2 (v2.0) 3.14!", "entities": ["Alice"]},
+    {"content": "\ttabs\nnew\x1flines\x7f and\x01ctrl 42 42 042", "embedding": [0, 1, 0]},
+    {"content": "~`^|{}[]<>/\\", "entities": ["bob"]},                         # no tokens
+    {"content": "x"},
+]
+
+
+def test_remember_many_ascii_batch_tokens_like_a_remember_loop(tmp_path):
+    loop = Anatid.open(str(tmp_path / "loop.anatid"), embedding_dim=3)
+    many = Anatid.open(str(tmp_path / "many.anatid"), embedding_dim=3)
+    for item in ASCII_ITEMS:
+        loop.remember(item["content"], **{k: v for k, v in item.items() if k != "content"}, now=at(1))
+    many.remember_many(ASCII_ITEMS, now=at(1))
+    got, want = _state(many), _state(loop)
+    for q, g, w in zip(_QUERIES, got, want):
+        assert g == w, q
+    assert len(want[3]) > 10  # postings rows to compare
+
+
 @pytest.mark.parametrize("items", [
     [{"content": "!!!"}, {"content": "???", "writer": None}],                 # no tokens, entities or vectors
     [{"content": "only text here"}],
