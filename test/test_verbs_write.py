@@ -183,8 +183,9 @@ def test_forget_soft_keeps_row_and_audits(db):
 
 
 def test_forget_hard_leaves_no_trace_of_the_text(db):
-    secret = "Zanzibarquux code 4812 belongs to Ada"
-    ep = "Transcript: Zanzibarquux code 4812"
+    # the code is long enough that no 18-digit id (journal entries hold ids as text) contains it by chance
+    secret = "Zanzibarquux code 481295307 belongs to Ada"
+    ep = "Transcript: Zanzibarquux code 481295307"
     m = db.remember(secret, entities=["Ada"], embedding=vec(1, 2), episode=ep, now=at(1))
     v2 = db.update(m.memory_id, secret + " (corrected)", expected_version=1, now=at(2))
     new = db.supersede(m.memory_id, "Ada has a code", now=at(3))
@@ -193,7 +194,7 @@ def test_forget_hard_leaves_no_trace_of_the_text(db):
     db.forget(m.memory_id, hard=True, writer="gdpr", now=at(5))
     for table, column, value in all_text(db):
         low = value.lower()
-        assert "zanzibarquux" not in low and "4812" not in low, (table, column, value)
+        assert "zanzibarquux" not in low and "481295307" not in low, (table, column, value)
     assert rows(db, "SELECT count(*) FROM anatid_memories WHERE memory_id = ?", m.memory_id) == [(0,)]
     assert rows(db, "SELECT count(*) FROM anatid_embeddings") == [(0,)]
     assert rows(db, "SELECT count(*) FROM anatid_episodes") == [(0,)]
