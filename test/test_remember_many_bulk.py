@@ -146,3 +146,25 @@ def test_remember_many_instants_to_the_microsecond_like_a_remember_loop(tmp_path
     naive_now = now.replace(tzinfo=None)
     assert rows[3][0] == naive_now and rows[3][2] == naive_now
     _check(many, ids)
+
+
+def test_remember_many_content_errors_are_validate_texts(tmp_path):
+    """Batch contents skip validate.text when a cheap check shows it would return them
+    unchanged: every other content still raises validate.text's error, naming content."""
+    from anatid import validate
+    db = Anatid.open(str(tmp_path / "c.anatid"), embedding_dim=3)
+    db.remember_many(ITEMS[:2], now=at(1))
+    before = _state(db)
+    for bad in (7, None, b"bytes", "", "   \n", "nul\x00here", "lone \ud800 surrogate",
+                "x" * (validate.MAX_TEXT_CHARS + 1)):
+        with pytest.raises(ValidationError) as want:
+            validate.text(bad, "content")
+        with pytest.raises(ValidationError) as e:
+            db.remember_many([{"content": "fine"}, {"content": bad}], now=at(2))
+        assert (type(e.value), e.value.argument, str(e.value)) == (type(want.value), "content", str(want.value))
+    assert _state(db) == before
+    kept = ["  padded stays padded  ", "café ✓ naïve", "tab\tand\nnewline"]
+    ids = db.remember_many([{"content": c} for c in kept], now=at(3))
+    got = dict(db.connection.execute("SELECT memory_id, content FROM anatid_memories WHERE memory_id IN "
+                                      "(SELECT unnest($ids))", {"ids": ids}).fetchall())
+    assert [got[i] for i in ids] == kept
