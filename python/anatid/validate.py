@@ -21,10 +21,11 @@ def text(value: Any, argument: str, *, max_chars: int = MAX_TEXT_CHARS) -> str:
         raise ValidationError(argument, "contains a NUL character", "text without NUL bytes")
     if len(value) > max_chars:
         raise ValidationError(argument, f"is {len(value)} characters long", f"at most {max_chars} characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError(argument, "contains unpaired surrogates", "valid Unicode text") from None
+    if not value.isascii():     # ASCII text has no surrogates: skip the trial encoding (hot in remember_many)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError(argument, "contains unpaired surrogates", "valid Unicode text") from None
     return value
 
 

@@ -8,8 +8,6 @@ from .. import validate
 from ..errors import ValidationError
 from .memories import _check_episode_arg, _ensure_dim, forget
 
-_MAX_TEXT = validate.MAX_TEXT_CHARS
-
 
 @dataclass(frozen=True)
 class PruneReport:
@@ -101,13 +99,8 @@ def _writer(value) -> str | None:
 
 def _validate_item(store, item, writer, vec, caches: tuple[_Cache, _Cache, _Cache]):
     """_validate_memory_args for one item of a batch, the same checks in the same order (so
-    the same error for the same bad value), with repeated strings validated once. A value
-    that passes a cheap check validate would return unchanged skips the call (an ASCII
-    content: no encoding to try); any other goes through validate, which raises as before."""
-    content = item["content"]
-    if (type(content) is not str or len(content) > _MAX_TEXT or not content.isascii() or "\x00" in content
-            or not content.strip()):
-        content = validate.text(content, "content")
+    the same error for the same bad value), with repeated strings validated once."""
+    content = validate.text(item["content"], "content")
     entities = item.get("entities")
     names, keys = [], []
     if entities is not None:
@@ -116,19 +109,13 @@ def _validate_item(store, item, writer, vec, caches: tuple[_Cache, _Cache, _Cach
         elif not isinstance(entities, (list, tuple, set, frozenset)):
             validate.names(entities, "entities")  # raises the usual error
         seen = set()
-        known = caches[0]
         for v in entities:
-            hit = known.get(v) if type(v) is str else None
-            if hit is None:
-                hit = known.get_or(v, _entity_name)
-            k = hit[1]
+            n, k = caches[0].get_or(v, _entity_name)
             if k not in seen:
                 seen.add(k)
-                names.append(hit[0])
+                names.append(n)
                 keys.append(k)
-    kind = item.get("kind", "fact")
-    hit = caches[1].get(kind) if type(kind) is str else None
-    kind = hit if hit is not None else caches[1].get_or(kind, _kind)
+    kind = caches[1].get_or(item.get("kind", "fact"), _kind)
     confidence = (validate.finite_number(item["confidence"], "confidence", low=0.0, high=1.0)
                   if "confidence" in item else 1.0)
     if vec is None:
