@@ -9,13 +9,12 @@
 // N(0, 1) rows with `iid`. m = 16, ef_construction = 200, seed 42 (build_ann_index's defaults).
 // Prints one JSON object (benchmark/results/ann_build.json holds a run).
 #include "hnsw.hpp"
+#include "vector_data.hpp"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -27,23 +26,14 @@ int main(int argc, char **argv) {
 	const bool iid = argc > 3 && std::string(argv[3]) == "iid";
 	const uint32_t threads = argc > 4 ? uint32_t(std::strtoul(argv[4], nullptr, 10)) : 2;
 	const int rounds = argc > 5 ? std::atoi(argv[5]) : 2;
-	std::mt19937_64 rng(20261202);
-	std::normal_distribution<float> gauss(0.0f, 1.0f);
-	std::vector<float> centres(256 * dim);
-	for (float &x : centres) {
-		x = gauss(rng);
-	}
-	std::vector<float> vectors(n * dim);
+	vector_data::Rng rng(20261202);
+	vector_data::Gauss gauss(0.0f, 1.0f);
+	const std::vector<float> vectors =
+	    vector_data::ClusteredRows(rng, gauss, n, dim, 256, 1.0f, iid, vector_data::CentrePick::kLowBits);
+	const std::vector<double> norms = vector_data::RowNorms(vectors, dim);
 	std::vector<HnswRow> rows(n);
 	for (size_t i = 0; i < n; i++) {
-		const size_t c = rng() % 256;
-		double s = 0;
-		for (size_t d = 0; d < dim; d++) {
-			const float x = iid ? gauss(rng) : centres[c * dim + d] + gauss(rng);
-			vectors[i * dim + d] = x;
-			s += double(x) * x;
-		}
-		rows[i] = HnswRow {int64_t(i + 1), 0, INT64_MAX, std::sqrt(s)};
+		rows[i] = HnswRow {int64_t(i + 1), 0, INT64_MAX, norms[i]};
 	}
 	std::string first;
 	std::vector<double> wall[2], cpu[2];

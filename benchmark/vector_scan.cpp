@@ -8,13 +8,12 @@
 // Data: 256 Gaussian centres plus noise (as benchmark/hybrid_recall.py's 64-d data), or
 // i.i.d. N(0, 1) rows with `iid`; random Gaussian queries. Checks that both return the same ids and scores before printing p50s.
 #include "vector.hpp"
+#include "vector_data.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -25,41 +24,24 @@ int main(int argc, char **argv) {
 	const size_t dim = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 384;
 	const size_t queries = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 50;
 	const bool iid = argc > 4 && std::string(argv[4]) == "iid";
-	std::mt19937_64 rng(7);
-	std::normal_distribution<float> gauss(0.0f, 1.0f);
-	std::vector<float> centers(256 * dim);
-	for (auto &x : centers) {
-		x = gauss(rng);
-	}
-	std::vector<float> rows(n * dim);
+	vector_data::Rng rng(7);
+	vector_data::Gauss gauss(0.0f, 1.0f);
+	const std::vector<float> rows =
+	    vector_data::ClusteredRows(rng, gauss, n, dim, 256, 0.5f, iid, vector_data::CentrePick::kUniform);
+	const std::vector<double> norms = vector_data::RowNorms(rows, dim);
 	std::vector<int64_t> ids(n), vf(n, 0), vt(n, kOpenEnd);
-	std::vector<double> norms(n);
-	std::uniform_int_distribution<int> pick(0, 255);
 	for (size_t i = 0; i < n; i++) {
-		const int c = pick(rng);
-		double s = 0;
-		for (size_t d = 0; d < dim; d++) {
-			const float x = iid ? gauss(rng) : centers[c * dim + d] + 0.5f * gauss(rng);
-			rows[i * dim + d] = x;
-			s += double(x) * x;
-		}
 		ids[i] = int64_t(i + 1);
-		norms[i] = std::sqrt(s);
 	}
 	auto gen = VectorGeneration::FromRows(dim, ids, vf, vt, norms, rows);
 	std::vector<double> t_screen, t_exact, rescored;
 	for (size_t qi = 0; qi < queries; qi++) {
-		std::vector<double> q(dim);
-		double qn = 0;
-		for (auto &x : q) {
-			x = gauss(rng);
-			qn += x * x;
-		}
+		const std::vector<double> q = vector_data::GaussianQuery(rng, gauss, dim);
 		CosineInput in;
 		in.base = gen.get();
 		in.query = q.data();
 		in.dim = dim;
-		in.query_norm = std::sqrt(qn);
+		in.query_norm = vector_data::Norm(q.data(), dim);
 		in.valid_at = 1;
 		in.depth = 50;
 		auto t0 = std::chrono::steady_clock::now();

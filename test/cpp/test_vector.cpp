@@ -2,6 +2,7 @@
 // journal overrides, validity and the tie-break.
 #include "check.hpp"
 #include "vector.hpp"
+#include "vector_data.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,29 +28,14 @@ TEST_CASE("blocked kernel equals the scalar loop bit for bit, any n and dim") {
 	std::normal_distribution<float> gauss(0.0f, 1.0f);
 	for (size_t dim : {1u, 3u, 64u, 67u}) {
 		for (size_t n : {1u, 7u, 8u, 9u, 100u}) {
-			std::vector<float> rows(n * dim);
-			for (auto &x : rows) {
-				x = gauss(rng);
-			}
+			const std::vector<float> rows = vector_data::Gaussian(rng, gauss, n * dim);
+			const std::vector<double> norms = vector_data::RowNorms(rows, dim);
 			std::vector<int64_t> ids(n), vf(n, 0), vt(n, kOpenEnd);
-			std::vector<double> norms(n);
 			for (size_t i = 0; i < n; i++) {
 				ids[i] = int64_t(1000 - i);
-				double s = 0;
-				for (size_t d = 0; d < dim; d++) {
-					s += double(rows[i * dim + d]) * rows[i * dim + d];
-				}
-				norms[i] = std::sqrt(s);
 			}
-			std::vector<double> q(dim);
-			for (auto &x : q) {
-				x = gauss(rng);
-			}
-			double qn = 0;
-			for (double x : q) {
-				qn += x * x;
-			}
-			qn = std::sqrt(qn);
+			const std::vector<double> q = vector_data::GaussianQuery(rng, gauss, dim);
+			const double qn = vector_data::Norm(q.data(), dim);
 			auto gen = VectorGeneration::FromRows(dim, ids, vf, vt, norms, rows);
 			CosineInput in;
 			in.base = gen.get();
@@ -123,10 +109,7 @@ TEST_CASE("the int8 screen returns exactly the exact scan's ids, scores and orde
 	for (size_t dim : {1u, 2u, 5u, 64u, 100u, 384u}) {
 		for (size_t n : {1u, 15u, 16u, 17u, 300u, 3000u}) {
 			// clustered rows with duplicates (ties), tiny and huge ones (validation refuses zero vectors)
-			std::vector<float> centers(8 * dim);
-			for (auto &x : centers) {
-				x = gauss(rng);
-			}
+			const std::vector<float> centers = vector_data::Gaussian(rng, gauss, 8 * dim);
 			std::vector<float> rows(n * dim);
 			for (size_t i = 0; i < n; i++) {
 				const int kind = pick(rng);
@@ -143,15 +126,10 @@ TEST_CASE("the int8 screen returns exactly the exact scan's ids, scores and orde
 					}
 				}
 			}
+			const std::vector<double> norms = vector_data::RowNorms(rows, dim);
 			std::vector<int64_t> ids(n), vf(n, 0), vt(n, kOpenEnd);
-			std::vector<double> norms(n);
 			for (size_t i = 0; i < n; i++) {
 				ids[i] = int64_t(5000 - i);
-				double s = 0;
-				for (size_t d = 0; d < dim; d++) {
-					s += double(rows[i * dim + d]) * rows[i * dim + d];
-				}
-				norms[i] = std::sqrt(s);
 				if (i % 13 == 5) {
 					vt[i] = 50; // closed before valid_at
 				}
@@ -166,11 +144,7 @@ TEST_CASE("the int8 screen returns exactly the exact scan's ids, scores and orde
 				if (trial == 3) {
 					q[0] *= 1e5; // one spike: the screen's integer query rounds the rest to about 0
 				}
-				double qn = 0;
-				for (double x : q) {
-					qn += x * x;
-				}
-				qn = std::sqrt(qn);
+				const double qn = vector_data::Norm(q.data(), dim);
 				CosineInput in;
 				in.base = gen.get();
 				in.query = q.data();
@@ -224,33 +198,26 @@ TEST_CASE("the screen's bound covers the query's rounding to integers") {
 	}
 	std::vector<float> rows(n * dim);
 	std::vector<int64_t> ids(n);
-	std::vector<double> norms(n);
 	for (size_t i = 0; i < n; i++) {
 		std::shuffle(values.begin(), values.end(), rng);
 		rows[i * dim] = 127.0f;
 		std::copy(values.begin(), values.end(), rows.begin() + static_cast<std::ptrdiff_t>(i * dim + 1));
-		double s = 0;
-		for (size_t d = 0; d < dim; d++) {
-			s += double(rows[i * dim + d]) * rows[i * dim + d];
-		}
 		ids[i] = int64_t(i + 1);
-		norms[i] = std::sqrt(s);
 	}
+	const std::vector<double> norms = vector_data::RowNorms(rows, dim);
 	auto gen = VectorGeneration::FromRows(dim, ids, std::vector<int64_t>(n, 0), std::vector<int64_t>(n, kOpenEnd),
 	                                      norms, rows);
 	size_t differ = 0;
 	for (int trial = 0; trial < 5; trial++) {
 		std::vector<double> q(dim);
-		double qn = 0;
 		for (size_t d = 0; d < dim; d++) {
 			q[d] = d == 0 ? 3e4 : gauss(rng);
-			qn += q[d] * q[d];
 		}
 		CosineInput in;
 		in.base = gen.get();
 		in.query = q.data();
 		in.dim = dim;
-		in.query_norm = std::sqrt(qn);
+		in.query_norm = vector_data::Norm(q.data(), dim);
 		in.valid_at = 1;
 		in.depth = 20;
 		auto fast = CosineTopK(in);
