@@ -25,5 +25,5 @@ CREATE TABLE IF NOT EXISTS anatid_vector_journal (
     vf        BIGINT,               -- valid_from, epoch microseconds
     vt        BIGINT,               -- valid_to, epoch microseconds (INT64_MAX when open)
     norm      DOUBLE,               -- NULL: the memory has no believed vector any more
-    embedding FLOAT[]
+    embedding FLOAT[] USING COMPRESSION uncompressed   -- as anatid_embeddings.embedding (schema_v1.sql)
 );

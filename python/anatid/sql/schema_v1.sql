@@ -70,10 +70,14 @@ CREATE TABLE IF NOT EXISTS anatid_evidence (
 );
 
 -- Stored once per memory_id: a correction keeps the vector.
+-- Vectors are stored uncompressed: DuckDB's float compression (ALPRD) saved 16% of their
+-- bytes on 100k unit 64-d vectors but doubled the checkpoint's time for them, and a write-heavy
+-- memory checkpoints every few batches (docs/benchmarks.md, "Write throughput"). Files made
+-- before this keep their compressed columns; both read the same.
 CREATE TABLE IF NOT EXISTS anatid_embeddings (
     memory_id BIGINT  NOT NULL,
     tenant_id BIGINT  NOT NULL,
-    embedding FLOAT[] NOT NULL,
+    embedding FLOAT[] NOT NULL USING COMPRESSION uncompressed,
     norm      DOUBLE  NOT NULL
 );
 
