@@ -2,8 +2,7 @@
 
 #include "graph_codec.hpp"
 
-#include <algorithm>
-#include <cstring>
+#include <iterator>
 #include <stdexcept>
 
 namespace anatid {
@@ -170,140 +169,26 @@ JournalCache &JournalCache::Instance() {
 	return *cache;
 }
 
-std::vector<std::shared_ptr<const JournalCache::Entry>> JournalCache::Candidates(int64_t generation_id) {
-	std::lock_guard<std::mutex> lock(mutex_);
-	std::vector<std::shared_ptr<const Entry>> out;
-	auto it = index_.find(generation_id);
-	if (it != index_.end()) {
-		for (auto entry : it->second) {
-			out.push_back(*entry);
-		}
-	}
-	return out;
-}
-
-void JournalCache::Touch(const Entry *entry) {
-	std::lock_guard<std::mutex> lock(mutex_);
-	auto it = index_.find(entry->generation_id);
-	if (it == index_.end()) {
-		return;
-	}
-	for (auto e : it->second) {
-		if (e->get() == entry) {
-			lru_.splice(lru_.begin(), lru_, e);
-			return;
-		}
-	}
-}
-
-void JournalCache::EraseLocked(Lru::iterator it) {
-	auto &same = index_[(*it)->generation_id];
-	same.erase(std::find(same.begin(), same.end(), it));
-	if (same.empty()) {
-		index_.erase((*it)->generation_id);
-	}
-	resident_ -= (*it)->bytes;
-	lru_.erase(it);
-}
-
-void JournalCache::Put(std::shared_ptr<const Entry> entry, const Entry *replaces) {
-	std::lock_guard<std::mutex> lock(mutex_);
-	const int64_t id = entry->generation_id;
-	auto &same = index_[id];
-	for (auto it : same) {
-		if (it->get() == replaces) {
-			EraseLocked(it);
-			break;
-		}
-	}
-	resident_ += entry->bytes;
-	lru_.push_front(std::move(entry));
-	index_[id].push_back(lru_.begin());
-	// the least recently used state of this generation, then the least recently used overall
-	while (index_[id].size() > kPerGeneration) {
-		for (auto it = std::prev(lru_.end());; --it) {
-			if ((*it)->generation_id == id) {
-				EraseLocked(it);
-				evictions_++;
-				break;
-			}
-		}
-	}
-	while (lru_.size() > 1 && (lru_.size() > kMaxEntries || resident_ > kBudgetBytes)) {
-		EraseLocked(std::prev(lru_.end()));
-		evictions_++;
-	}
-}
-
 std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
                                                       const std::shared_ptr<const Generation> &base,
                                                       const std::string &encoded, int64_t valid_at) {
-	// the entry with exactly these bytes, else the longest one these bytes extend
-	std::shared_ptr<const Entry> same, prefix;
-	for (auto &c : Candidates(generation_id)) {
-		const std::string &old = c->encoded;
-		if (old.size() > encoded.size() || std::memcmp(old.data(), encoded.data(), old.size()) != 0) {
-			continue;
+	auto fits = [&](const BasedJournalFold &f) { return f.base.lock() == base && f.fold->Covers(valid_at); };
+	auto build = [&](const BasedJournalFold *prior, size_t from) {
+		std::vector<JournalSegment> segments;
+		if (!prior) {
+			auto parsed = std::make_shared<std::vector<JournalRow>>();
+			ParseEncoded(encoded, 0, *parsed);
+			SortBySeq(*parsed);
+			segments.push_back(std::move(parsed));
+		} else if (from == encoded.size()) {
+			segments = prior->fold->Segments(); // the same rows: refolded
+		} else {
+			segments = Extend(prior->fold->Segments(), encoded, from);
 		}
-		if (old.size() == encoded.size()) {
-			same = c;
-			break;
-		}
-		if (old.empty()) {
-			continue; // extending an empty journal is parsing everything: a miss
-		}
-		if (!prefix || prefix->encoded.size() < old.size()) {
-			prefix = c;
-		}
-	}
-	std::vector<JournalSegment> segments;
-	if (same) {
-		if (same->base.lock() == base && same->fold->Covers(valid_at)) {
-			Touch(same.get());
-			std::lock_guard<std::mutex> lock(mutex_);
-			hits_++;
-			return same->fold;
-		}
-		segments = same->fold->Segments();
-		std::lock_guard<std::mutex> lock(mutex_);
-		refolds_++;
-	} else if (prefix) {
-		segments = Extend(prefix->fold->Segments(), encoded, prefix->encoded.size());
-		std::lock_guard<std::mutex> lock(mutex_);
-		extends_++;
-	} else {
-		auto parsed = std::make_shared<std::vector<JournalRow>>();
-		ParseEncoded(encoded, 0, *parsed);
-		SortBySeq(*parsed);
-		segments.push_back(std::move(parsed));
-		std::lock_guard<std::mutex> lock(mutex_);
-		misses_++;
-	}
-	auto fold = std::make_shared<const JournalFold>(base.get(), std::move(segments), valid_at);
-	const size_t bytes = sizeof(Entry) + encoded.capacity() + fold->ByteSize();
-	Put(std::make_shared<const Entry>(Entry {generation_id, base, encoded, fold, bytes}), same.get());
-	return fold;
-}
-
-void JournalCache::Clear() {
-	std::lock_guard<std::mutex> lock(mutex_);
-	evictions_ += lru_.size();
-	lru_.clear();
-	index_.clear();
-	resident_ = 0;
-}
-
-JournalCacheStats JournalCache::Stats() {
-	std::lock_guard<std::mutex> lock(mutex_);
-	JournalCacheStats s;
-	s.entries = lru_.size();
-	s.resident_bytes = resident_;
-	s.hits = hits_;
-	s.refolds = refolds_;
-	s.extends = extends_;
-	s.misses = misses_;
-	s.evictions = evictions_;
-	return s;
+		auto fold = std::make_shared<const JournalFold>(base.get(), std::move(segments), valid_at);
+		return std::make_shared<const BasedJournalFold>(BasedJournalFold {base, std::move(fold)});
+	};
+	return GetOrFold(generation_id, encoded, fits, build)->fold;
 }
 
 } // namespace graph

@@ -9,6 +9,7 @@
 
 #include "graph_generation.hpp"
 #include "graph_recall.hpp"
+#include "journal_fold_cache.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -69,66 +70,35 @@ private:
 // ---- the journal cache -------------------------------------------------------------
 //
 // Why: parsing a tenant's journal and folding it over the base costs about 0.2 ms per
-// 1,000 rows, on every read, while the journal changes only on writes. A journal row's
-// text never changes once written, but rows come and go with transactions (a rollback,
-// a caller's uncommitted writes, maintenance absorbing them), so no id names a journal
-// state: the key is the generation id and the cached value is checked against the exact
-// bytes the read scanned. An equal journal reuses the fold (or only refolds, when the
-// read's instant is outside the fold's range); a journal that extends the cached one
-// (appends since) parses only the new rows. Anything else parses everything. Bounded by
-// entry count and bytes, least recently used first; nothing here can change an answer.
+// 1,000 rows, on every read, while the journal changes only on writes. The fold is cached
+// under the generation id and checked against the exact bytes the read scanned
+// (journal_fold_cache.hpp says why, and what is reused). An equal journal reuses the fold
+// unless the read's base object or instant is outside it, then refolds its rows; a journal
+// that extends the cached one (appends since) parses only the new rows.
 
 // The encoded journal one read scanned: each entry (not the base marker, not BLOB rows)
 // as a 4-byte little-endian length and its bytes, in scan order.
 void AppendJournalEntry(std::string &encoded, std::string_view entry);
 
-struct JournalCacheStats {
-	size_t entries = 0;
-	size_t resident_bytes = 0;
-	uint64_t hits = 0;    // the same bytes, the fold reused
-	uint64_t refolds = 0; // the same bytes, folded again (another base object or instant)
-	uint64_t extends = 0; // the cached bytes plus appended rows: only those parsed
-	uint64_t misses = 0;  // parsed in full
-	uint64_t evictions = 0;
+using JournalCacheStats = JournalFoldCacheStats;
+
+// A cached fold and the generation object it points into (held alive by readers, not here).
+struct BasedJournalFold {
+	std::weak_ptr<const Generation> base;
+	std::shared_ptr<const JournalFold> fold;
+	size_t ByteSize() const {
+		return sizeof(base) + fold->ByteSize();
+	}
 };
 
-class JournalCache {
+class JournalCache : public JournalFoldCache<int64_t, BasedJournalFold> {
 public:
-	static constexpr size_t kMaxEntries = 64;
-	// Journal states kept per generation: connections in different transactions (one
-	// with uncommitted rows, one on an older snapshot) must not evict each other.
-	static constexpr size_t kPerGeneration = 8;
-	static constexpr size_t kBudgetBytes = size_t(64) << 20;
-
 	static JournalCache &Instance();
 
 	// The fold of `encoded` over `base` (the generation `generation_id`, held alive by
 	// the caller) at `valid_at`. Throws std::invalid_argument for a malformed entry.
 	std::shared_ptr<const JournalFold> Fold(int64_t generation_id, const std::shared_ptr<const Generation> &base,
 	                                        const std::string &encoded, int64_t valid_at);
-	void Clear();
-	JournalCacheStats Stats();
-
-private:
-	struct Entry {
-		int64_t generation_id;
-		std::weak_ptr<const Generation> base; // the object the fold points into
-		std::string encoded;
-		std::shared_ptr<const JournalFold> fold;
-		size_t bytes;
-	};
-	using Lru = std::list<std::shared_ptr<const Entry>>;
-	std::vector<std::shared_ptr<const Entry>> Candidates(int64_t generation_id);
-	void Touch(const Entry *entry);
-	// Inserts `entry`, replacing `replaces` (may be null), and evicts to the bounds.
-	void Put(std::shared_ptr<const Entry> entry, const Entry *replaces);
-	void EraseLocked(Lru::iterator it);
-
-	std::mutex mutex_;
-	Lru lru_; // front = most recently used
-	std::unordered_map<int64_t, std::vector<Lru::iterator>> index_;
-	size_t resident_ = 0;
-	uint64_t hits_ = 0, refolds_ = 0, extends_ = 0, misses_ = 0, evictions_ = 0;
 };
 
 } // namespace graph

@@ -156,79 +156,14 @@ Cache &Cache::Instance() {
 	return *cache;
 }
 
-void Cache::EraseLocked(Lru::iterator it) {
-	resident_ -= (*it)->bytes;
-	lru_.erase(it);
-}
-
 std::shared_ptr<const Fold> Cache::Get(int64_t gen_id, int64_t nonce, const std::string &encoded) {
 	if (encoded.empty()) {
 		static const std::shared_ptr<const Fold> empty = Fold::Build({});
 		return empty;
 	}
-	// the entry with exactly these bytes, else the longest one these bytes extend
-	std::shared_ptr<const Entry> same, prefix;
-	{
-		std::lock_guard<std::mutex> lock(mutex_);
-		for (auto it = lru_.begin(); it != lru_.end(); ++it) {
-			const Entry &e = **it;
-			if (e.gen_id != gen_id || e.nonce != nonce || e.encoded.size() > encoded.size() ||
-			    std::memcmp(e.encoded.data(), encoded.data(), e.encoded.size()) != 0) {
-				continue;
-			}
-			if (e.encoded.size() == encoded.size()) {
-				same = *it;
-				lru_.splice(lru_.begin(), lru_, it);
-				hits_++;
-				return same->fold;
-			}
-			if (!prefix || prefix->encoded.size() < e.encoded.size()) {
-				prefix = *it;
-			}
-		}
-	}
-	// fold outside the lock; a row boundary is guaranteed at prefix's end (both are whole rows
-	// of AppendRow, and the bytes before it are equal)
-	std::shared_ptr<const Fold> fold =
-	    prefix ? prefix->fold->Extend(encoded, prefix->encoded.size()) : Fold::Build(encoded);
-	const size_t bytes = sizeof(Entry) + encoded.capacity() + fold->ByteSize();
-	std::lock_guard<std::mutex> lock(mutex_);
-	(prefix ? extends_ : misses_)++;
-	lru_.push_front(std::make_shared<const Entry>(Entry {gen_id, nonce, encoded, fold, bytes}));
-	resident_ += bytes;
-	size_t same_gen = 0;
-	for (auto it = lru_.begin(); it != lru_.end();) {
-		auto next = std::next(it);
-		if ((*it)->gen_id == gen_id && (*it)->nonce == nonce && ++same_gen > kPerGeneration) {
-			EraseLocked(it);
-			evictions_++;
-		}
-		it = next;
-	}
-	while (lru_.size() > 1 && (lru_.size() > kMaxEntries || resident_ > kBudgetBytes)) {
-		EraseLocked(std::prev(lru_.end()));
-		evictions_++;
-	}
-	return fold;
-}
-
-void Cache::Clear() {
-	std::lock_guard<std::mutex> lock(mutex_);
-	evictions_ += lru_.size();
-	lru_.clear();
-	resident_ = 0;
-}
-
-CacheStats Cache::Stats() {
-	std::lock_guard<std::mutex> lock(mutex_);
-	CacheStats s;
-	s.entries = lru_.size();
-	s.resident_bytes = resident_;
-	s.hits = hits_;
-	s.extends = extends_;
-	s.misses = misses_;
-	s.evictions = evictions_;
-	return s;
+	return GetOrFold(
+	    {gen_id, nonce}, encoded, [](const Fold &) { return true; },
+	    [&](const Fold *prior, size_t from) { return prior ? prior->Extend(encoded, from) : Fold::Build(encoded); });
 }
 
 } // namespace text_journal

@@ -10,26 +10,21 @@
 // (docs/benchmarks.md, "500 journalled writes").
 //
 // Why a cache: parsing and folding the journal on every read repeats work that only a
-// write changes. Rows come and go with transactions (a rollback, a caller's uncommitted
-// writes, maintenance absorbing them), so no id names a journal state: like
-// graph::JournalCache, the key is the text generation (id, nonce), which names one
-// tenant's generation, and the cached value is checked against the exact bytes of the
-// rows the read scanned. The same bytes reuse the fold; bytes that extend a cached
-// state (rows appended since) apply only the new rows; anything else folds everything.
-// A rolled-back row changes the bytes, so it is never served. Nothing here can change
-// an answer; bounded by entry count and bytes, least recently used first.
+// write changes. Like graph::JournalCache, the fold is cached under the text generation
+// (id, nonce), which names one tenant's generation, and checked against the exact bytes of
+// the rows the read scanned (journal_fold_cache.hpp says why, and what is reused).
 #pragma once
 
 #include "bm25.hpp"
+#include "journal_fold_cache.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace anatid {
@@ -88,44 +83,15 @@ private:
 	std::vector<JournalDoc> docs_; // the latest rows with text, by id
 };
 
-struct CacheStats {
-	size_t entries = 0;
-	size_t resident_bytes = 0;
-	uint64_t hits = 0;    // the same bytes: the fold reused
-	uint64_t extends = 0; // the cached bytes plus appended rows: only those applied
-	uint64_t misses = 0;  // folded in full
-	uint64_t evictions = 0;
-};
+using CacheStats = JournalFoldCacheStats; // refolds stay 0: any fold of the same bytes serves
 
-class Cache {
+// Folds keyed by the text generation (id, nonce); the empty journal is not cached.
+class Cache : public JournalFoldCache<std::pair<int64_t, int64_t>, Fold> {
 public:
-	static constexpr size_t kMaxEntries = 64;
-	// Journal states kept per generation: connections in different transactions (one with
-	// uncommitted rows, one on an older snapshot) must not evict each other; the lean
-	// path's two row forms (with and without postings) are two states too.
-	static constexpr size_t kPerGeneration = 8;
-	static constexpr size_t kBudgetBytes = size_t(64) << 20;
-
 	static Cache &Instance();
-	// The fold of `encoded`, scanned under the text generation (gen_id, nonce).
+	// The fold of `encoded`, scanned under the text generation (gen_id, nonce). The lean
+	// path's two row forms (with and without postings) are two states of one generation.
 	std::shared_ptr<const Fold> Get(int64_t gen_id, int64_t nonce, const std::string &encoded);
-	void Clear();
-	CacheStats Stats();
-
-private:
-	struct Entry {
-		int64_t gen_id, nonce;
-		std::string encoded;
-		std::shared_ptr<const Fold> fold;
-		size_t bytes;
-	};
-	using Lru = std::list<std::shared_ptr<const Entry>>;
-	void EraseLocked(Lru::iterator it);
-
-	std::mutex mutex_;
-	Lru lru_; // front = most recently used
-	size_t resident_ = 0;
-	uint64_t hits_ = 0, extends_ = 0, misses_ = 0, evictions_ = 0;
 };
 
 // ---- implementation of the template ----------------------------------------------------
