@@ -1,7 +1,7 @@
 """Crash safety: a writer is SIGKILLed at random moments, again and again.
 
-A zygote process imports anatid once and forks each writer, so a kill costs
-milliseconds, not an interpreter start. A writer runs random write verbs and
+A zygote process (this file run as a script) imports anatid once and forks
+each writer, so a kill costs milliseconds, not an interpreter start. A writer runs random write verbs and
 writes one line per acknowledged write with os.write (unbuffered: a line on
 the pipe means the verb returned). After each kill the test reopens the file
 and checks that every acknowledged write is there, that nothing is half
@@ -20,144 +20,20 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
+from pathlib import Path
 
 import pytest
 
-from anatid import Anatid
-
-from conftest import ROOT
+from anatid import Anatid, AnatidError
 
 KILLS = int(os.environ.get("ANATID_CRASH_KILLS", "50"))
 ENTITIES = ["ada", "bob", "cyd", "dee", "eve", "fay"]
 QUERIES = ["fact ada", "bulk item", "bob eve", "w3 note"]
 
-_ZYGOTE = r'''
-import json, os, random, sys
-sys.path.insert(0, sys.argv[1])
-import anatid
-from anatid import Anatid, AnatidError
-ENTITIES = json.loads(sys.argv[2])
-QUERIES = json.loads(sys.argv[3])
 
-def out(line):
-    os.write(1, (line + "\n").encode())
-
-def writer(path, run, seed):
-    rng = random.Random(seed)
-    db = Anatid.open(path, embedding_dim=4)
-    live = [int(r[0]) for r in db.connection.execute(
-        "SELECT memory_id FROM anatid_memories WHERE tx_to IS NULL AND valid_to IS NULL").fetchall()]
-    out("ready")
-    vec = lambda: [rng.uniform(0.1, 1.0) for _ in range(4)]
-    seq = 0
-    while True:
-        seq += 1
-        verb = rng.choice(["remember", "remember", "many", "relate", "supersede", "update", "forget"])
-        try:
-            if verb == "remember":
-                ents = rng.sample(ENTITIES, rng.randint(0, 2))
-                m = db.remember(f"w{run} note {seq} fact " + " ".join(ents), entities=ents,
-                                embedding=vec() if rng.random() < 0.7 else None,
-                                episode=f"said in run {run}" if rng.random() < 0.2 else None)
-                live.append(m.memory_id)
-                out(f"m {m.memory_id}")
-            elif verb == "many":
-                n = rng.randint(2, 40)
-                tag = f"b{run}x{seq}"
-                ids = db.remember_many([{"content": f"bulk item {i} {tag} of {n}",
-                                         "entities": rng.sample(ENTITIES, 1), "embedding": vec()}
-                                        for i in range(n)])
-                live.extend(ids)
-                out(f"b {tag} {n} " + " ".join(map(str, ids)))
-            elif verb == "relate":
-                a, b = rng.sample(ENTITIES, 2)
-                db.relate(a, b, "knows")
-                out(f"r {a} {b}")
-            elif live:
-                mid = rng.choice(live)
-                if verb == "supersede":
-                    new = db.supersede(mid, f"w{run} revised {seq}", embedding=vec())
-                    live.remove(mid); live.append(new.memory_id)
-                    out(f"s {mid} {new.memory_id}")
-                elif verb == "update":
-                    v = db.get(mid).version
-                    db.update(mid, f"w{run} corrected {seq}", expected_version=v)
-                    out(f"u {mid} {v + 1}")
-                else:
-                    db.forget(mid)
-                    live.remove(mid)
-                    out(f"f {mid}")
-        except AnatidError:
-            pass
-
-def oracle(path):
-    os.environ["ANATID_NATIVE"] = "0"
-    db = Anatid.open(path, read_only=True)
-    res = {"native": db.native.loaded}
-    for e in ENTITIES:
-        try:
-            res["2hop " + e] = [h.memory_id for h in db.recall_2hop(e, limit=100)]
-        except AnatidError as exc:
-            res["2hop " + e] = type(exc).__name__
-    for q in QUERIES:
-        res["recall " + q] = [[h.memory_id, round(h.score, 6)] for h in db.recall(q, k=20)]
-        res["vec " + q] = [[h.memory_id, round(h.score, 6)]
-                           for h in db.recall(q, k=20, embedding=[0.5, 0.2, 0.9, 0.1])]
-    db.close()
-    out("oracle " + json.dumps(res))
-
-for line in sys.stdin:
-    cmd = line.split()
-    if cmd[0] == "write":
-        pid = os.fork()
-        if pid == 0:
-            try:
-                writer(cmd[1], int(cmd[2]), int(cmd[3]))
-            finally:
-                os._exit(3)
-        out(f"pid {pid}")
-    elif cmd[0] == "reap":
-        os.waitpid(int(cmd[1]), 0)
-        out("reaped")
-    elif cmd[0] == "oracle":
-        pid = os.fork()
-        if pid == 0:
-            try:
-                oracle(cmd[1])
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-        out("done")
-'''
-
-
-class Zygote:
-    def __init__(self):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _ZYGOTE, str(ROOT / "python"), json.dumps(ENTITIES), json.dumps(QUERIES)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-
-    def send(self, line: str) -> None:
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def until(self, prefix: str) -> list[str]:
-        lines = []
-        while True:
-            line = self.proc.stdout.readline()
-            assert line, f"zygote ended while waiting for {prefix!r}; got {lines[-5:]}"
-            line = line.rstrip("\n")
-            if line.startswith(prefix):
-                return lines + [line]
-            lines.append(line)
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-
-
-def native_answers(db) -> dict:
-    from anatid import AnatidError
+def answers(db) -> dict:
+    """What a native reader and the SQL oracle must agree on: 2-hop, text and hybrid recall."""
     res = {"native": db.native.loaded}
     for e in ENTITIES:
         try:
@@ -169,6 +45,149 @@ def native_answers(db) -> dict:
         res["vec " + q] = [[h.memory_id, round(h.score, 6)]
                            for h in db.recall(q, k=20, embedding=[0.5, 0.2, 0.9, 0.1])]
     return res
+
+
+# ---- the zygote: this file run as a script; it forks writers and oracles on request ----
+
+def _out(line: str) -> None:
+    os.write(1, (line + "\n").encode())
+
+
+def _writer(path: str, run: int, seed: int) -> None:
+    rng = random.Random(seed)
+    db = Anatid.open(path, embedding_dim=4)
+    live = [int(r[0]) for r in db.connection.execute(
+        "SELECT memory_id FROM anatid_memories WHERE tx_to IS NULL AND valid_to IS NULL").fetchall()]
+    _out("ready")
+    vec = lambda: [rng.uniform(0.1, 1.0) for _ in range(4)]  # noqa: E731
+    seq = 0
+    while True:
+        seq += 1
+        verb = rng.choice(["remember", "remember", "many", "relate", "supersede", "update", "forget"])
+        try:
+            if verb == "remember":
+                ents = rng.sample(ENTITIES, rng.randint(0, 2))
+                m = db.remember(f"w{run} note {seq} fact " + " ".join(ents), entities=ents,
+                                embedding=vec() if rng.random() < 0.7 else None,
+                                episode=f"said in run {run}" if rng.random() < 0.2 else None)
+                live.append(m.memory_id)
+                _out(f"m {m.memory_id}")
+            elif verb == "many":
+                n = rng.randint(2, 40)
+                tag = f"b{run}x{seq}"
+                ids = db.remember_many([{"content": f"bulk item {i} {tag} of {n}",
+                                         "entities": rng.sample(ENTITIES, 1), "embedding": vec()}
+                                        for i in range(n)])
+                live.extend(ids)
+                _out(f"b {tag} {n} " + " ".join(map(str, ids)))
+            elif verb == "relate":
+                a, b = rng.sample(ENTITIES, 2)
+                db.relate(a, b, "knows")
+                _out(f"r {a} {b}")
+            elif live:
+                mid = rng.choice(live)
+                if verb == "supersede":
+                    new = db.supersede(mid, f"w{run} revised {seq}", embedding=vec())
+                    live.remove(mid)
+                    live.append(new.memory_id)
+                    _out(f"s {mid} {new.memory_id}")
+                elif verb == "update":
+                    v = db.get(mid).version
+                    db.update(mid, f"w{run} corrected {seq}", expected_version=v)
+                    _out(f"u {mid} {v + 1}")
+                else:
+                    db.forget(mid)
+                    live.remove(mid)
+                    _out(f"f {mid}")
+        except AnatidError:
+            pass
+
+
+def _oracle(path: str) -> None:
+    os.environ["ANATID_NATIVE"] = "0"
+    db = Anatid.open(path, read_only=True)
+    try:
+        _out("oracle " + json.dumps(answers(db)))
+    finally:
+        db.close()
+
+
+def _fork(fn, *args) -> int:
+    """fn(*args) in a forked child, which exits 0 when fn returns and 3 when it raises (a
+    writer only ends by SIGKILL, so the test treats any exit as a failure)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            fn(*args)
+            code = 0
+        except BaseException:
+            traceback.print_exc()  # to the test's stderr
+        finally:
+            os._exit(code)
+    return pid
+
+
+def _zygote() -> None:
+    for line in sys.stdin:
+        cmd = line.split()
+        if cmd[0] == "write":
+            _out(f"pid {_fork(_writer, cmd[1], int(cmd[2]), int(cmd[3]))}")
+        elif cmd[0] == "reap":
+            _out(f"reaped {os.waitpid(int(cmd[1]), 0)[1]}")
+        elif cmd[0] == "oracle":
+            _out(f"done {os.waitpid(_fork(_oracle, cmd[1]), 0)[1]}")
+
+
+class Zygote:
+    """The test's side of the zygote: this file run as a script, importing the anatid the test imported."""
+
+    def __init__(self):
+        import anatid
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(anatid.__file__).resolve().parents[1])] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        self.proc = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, bufsize=1, env=env)
+
+    def ask(self, line: str, prefix: str) -> list[str]:
+        """Send one command; the lines printed up to and including the first one starting with prefix."""
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        return self.until(prefix)
+
+    def until(self, prefix: str) -> list[str]:
+        lines = []
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, f"zygote ended while waiting for {prefix!r}; got {lines[-5:]}"
+            line = line.rstrip("\n")
+            if line.startswith(prefix):
+                return lines + [line]
+            lines.append(line)
+
+    def write_then_kill(self, path: str, run: int, seed: int, delay: float) -> list[str]:
+        """Fork a writer, let it write for `delay` seconds once it is ready, SIGKILL it:
+        every line it printed (its acknowledged writes and "ready")."""
+        pid = int(self.ask(f"write {path} {run} {seed}", "pid ")[-1].split()[1])
+        lines = self.until("ready")
+        time.sleep(delay)
+        os.kill(pid, signal.SIGKILL)
+        *rest, reaped = self.ask(f"reap {pid}", "reaped ")
+        status = int(reaped.split()[1])
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, \
+            f"writer {run} ended before the kill (status {status}): see its traceback above"
+        return lines + rest
+
+    def oracle(self, path: str) -> dict:
+        """answers() from a forked child with ANATID_NATIVE=0 (the SQL oracle) on the same file."""
+        *lines, done = self.ask(f"oracle {path}", "done ")
+        assert done == "done 0" and lines and lines[-1].startswith("oracle "), (done, lines[-5:])
+        return json.loads(lines[-1][len("oracle "):])
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
 
 
 INVARIANTS = {
@@ -231,7 +250,7 @@ def check_file(path: str, acks: list[str]) -> dict:
             report = db.doctor()
             errors = [f for f in report.findings if f.severity == "error" and f.check != "native_extension"]
             assert errors == [], errors
-        return native_answers(db) if db.native.loaded else {"native": False}
+        return answers(db) if db.native.loaded else {"native": False}
     finally:
         db.close()
 
@@ -247,21 +266,13 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_write(tmp_path):
     started = time.monotonic()
     try:
         for run in range(KILLS):
-            zygote.send(f"write {path} {run} {rng.randrange(2**32)}")
-            pid = int(zygote.until("pid ")[-1].split()[1])
-            lines = zygote.until("ready")
-            time.sleep(rng.uniform(0.0, 0.25))
-            os.kill(pid, signal.SIGKILL)
-            zygote.send(f"reap {pid}")
-            lines += zygote.until("reaped")
+            lines = zygote.write_then_kill(path, run, rng.randrange(2**32), rng.uniform(0.0, 0.25))
             run_acks = [ln for ln in lines if ln[:2] in ("m ", "b ", "r ", "s ", "u ", "f ")]
-            assert all(ln[:2] in ("m ", "b ", "r ", "s ", "u ", "f ") or ln in ("ready", "reaped") for ln in lines), lines
+            assert all(ln[:2] in ("m ", "b ", "r ", "s ", "u ", "f ") or ln == "ready" for ln in lines), lines
             acks += run_acks
             mine = check_file(path, acks)
             if mine["native"]:
-                zygote.send(f"oracle {path}")
-                oracle = json.loads(zygote.until("oracle ")[-1][len("oracle "):])
-                zygote.until("done")
+                oracle = zygote.oracle(path)
                 assert {k: v for k, v in mine.items() if k != "native"} == \
                        {k: v for k, v in oracle.items() if k != "native"}, f"run {run}"
                 compared += 1
@@ -270,3 +281,7 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_write(tmp_path):
     assert len(acks) > KILLS  # the writers did get work done between kills
     print(f"{KILLS} kills, {len(acks)} acknowledged writes, {compared} native/oracle comparisons, "
           f"{time.monotonic() - started:.1f}s")
+
+
+if __name__ == "__main__":
+    _zygote()
