@@ -49,15 +49,26 @@ def summary(samples):
             "mean_ms": round(statistics.fmean(samples), 3), "n": len(samples)}
 
 
+def clocked(fn, *args):
+    """fn(*args), then its wall and its process CPU time in ms (the wall clock innermost)."""
+    c = time.process_time()
+    w = time.perf_counter()
+    out = fn(*args)
+    wall = (time.perf_counter() - w) * 1000.0
+    return out, wall, (time.process_time() - c) * 1000.0
+
+
 def timed(fn, queries, warmup=20):
+    """fn on queries[:warmup] untimed, then on every query: (outputs, wall ms, CPU ms)."""
     for q in queries[:warmup]:
         fn(q)
-    out, samples = [], []
+    out, wall, cpu = [], [], []
     for q in queries:
-        t0 = time.perf_counter()
-        out.append(fn(q))
-        samples.append((time.perf_counter() - t0) * 1000.0)
-    return out, samples
+        o, w, c = clocked(fn, q)
+        out.append(o)
+        wall.append(w)
+        cpu.append(c)
+    return out, wall, cpu
 
 
 def words():
@@ -214,9 +225,9 @@ class _Timed:
         self._cur, self._log = cur, log
 
     def execute(self, sql, params=None):
-        w, c = time.perf_counter(), time.process_time()
-        rows = (self._cur.execute(sql) if params is None else self._cur.execute(sql, params)).fetchall()
-        self._log.append((" ".join(sql.split())[:90], (time.perf_counter() - w) * 1e3, (time.process_time() - c) * 1e3))
+        rows, w, c = clocked(lambda: (self._cur.execute(sql) if params is None
+                                      else self._cur.execute(sql, params)).fetchall())
+        self._log.append((" ".join(sql.split())[:90], w, c))
         return _Rows(rows)
 
     def __getattr__(self, name):
@@ -246,13 +257,8 @@ def profile_recall(handles, recall, queries) -> dict:
     try:
         for q in queries[:10]:
             recall(q)
-        log.clear()
-        wall, cpu = [], []
-        for q in queries:
-            w, c = time.perf_counter(), time.process_time()
-            recall(q)
-            wall.append((time.perf_counter() - w) * 1e3)
-            cpu.append((time.process_time() - c) * 1e3)
+        log.clear()       # the warm-up's statements are not counted
+        _, wall, cpu = timed(recall, queries, warmup=0)
     finally:
         for st, read in saved.items():
             st.read = read
@@ -315,11 +321,11 @@ def run(args) -> dict:
         return [r[0] for r in cur.execute(macro, {"query": q["query"], "tenant": 0, "qvec": None,
                                                   "at": at}).fetchall()]
 
-    ref, ref_t = timed(oracle, queries[: args.oracle_queries], warmup=5)
+    ref, ref_t, _ = timed(oracle, queries[: args.oracle_queries], warmup=5)
     result["engines"]["sql oracle (recall(), native off)"] = summary(ref_t)
     for name, fn in (("native anatid.anatid_hybrid (one SQL statement)", native_sql),
                      ("native via recall()", recall)):
-        got, t = timed(fn, queries)
+        got, t, _ = timed(fn, queries)
         mism = sum(a != b for a, b in zip(got, ref))
         result["engines"][name] = {**summary(t), "id_mismatches_vs_oracle": mism,
                                    "checked": len(ref)}
@@ -328,13 +334,13 @@ def run(args) -> dict:
     def text_lean(q):    # recall() on tenant 0, text arm (and the graph seeds) only
         return [h.memory_id for h in db0.recall(q["query"], k=K)]
 
-    _, with_journal = timed(text_only, queries)
-    _, with_journal_lean = timed(text_lean, queries)
+    _, with_journal, _ = timed(text_only, queries)
+    _, with_journal_lean, _ = timed(text_lean, queries)
     from anatid.indexes.text import rebuild_fts_index
     if not args.keep_journal:
         rebuild_fts_index(db0)
-        _, without = timed(text_only, queries)
-        _, without_lean = timed(text_lean, queries)
+        _, without, _ = timed(text_only, queries)
+        _, without_lean, _ = timed(text_lean, queries)
         # interleaved A/B would need two files; the two runs are back to back instead
         result["journal_500_writes_text_search"] = {"with_journal": summary(with_journal),
                                                     "after_rebuild": summary(without),
@@ -347,7 +353,7 @@ def run(args) -> dict:
             t0 = time.perf_counter()
             lb_db, lb_run = ladybug_setup(cur, Path(args.work) / f"lb-{args.scale:g}-{args.dim}", args.dim)
             result["ladybug_load_s"] = round(time.perf_counter() - t0, 1)
-            got, t = timed(lb_run, queries)
+            got, t, _ = timed(lb_run, queries)
             mism = sum(a != b for a, b in zip(got, ref))
             result["engines"]["ladybug 0.22 exact scans (cosine column + postings table), 1 thread"] = {
                 **summary(t), "id_mismatches_vs_oracle": mism, "checked": len(ref)}
@@ -472,9 +478,7 @@ def run_384(args) -> dict:
         t_macro, t_lean = [], []
         for q in qs:     # interleaved A/B
             for fn, out in ((macro, t_macro), (lean, t_lean)):
-                t0 = time.perf_counter()
-                fn(q)
-                out.append((time.perf_counter() - t0) * 1000.0)
+                out.append(clocked(fn, q)[1])
         profile = profile_recall({0: db}, lean, qs)
         return {"benchmark": "vector_top50_100k_x_384", "rows": n, "dim": dim, "threads": 1,
                 "native": summary(t_macro), "native_recall_lean": summary(t_lean),
@@ -508,9 +512,7 @@ def journal_profile(db, cur, queries) -> dict:
         request = nh.encode_request(at_us=at_us, depth=DEPTH, k=K, wv=1.0, wt=1.0, wg=1.0, vector_ceiling=None,
                                     terms=terms, qvec=None, qnorm=None, gids=[], ghops=[])
         for name, sql in variants.items():
-            t0 = time.perf_counter()
-            cur.execute(sql, {"tenant": 0, "request": request}).fetchone()
-            samples[name].append((time.perf_counter() - t0) * 1e3)
+            samples[name].append(clocked(lambda: cur.execute(sql, {"tenant": 0, "request": request}).fetchone())[1])
     return {k: round(_pct(v, .5), 3) for k, v in samples.items()}
 
 
@@ -529,14 +531,7 @@ def run_journal_cost(args) -> dict:
         cur = db0.connection.cursor()
 
         def measure():
-            for q in queries[:20]:
-                db0.recall(q["query"], k=K)
-            wall, cpu, ids = [], [], []
-            for q in queries:
-                w, c = time.perf_counter(), time.process_time()
-                ids.append([h.memory_id for h in db0.recall(q["query"], k=K)])
-                wall.append((time.perf_counter() - w) * 1e3)
-                cpu.append((time.process_time() - c) * 1e3)
+            ids, wall, cpu = timed(lambda q: [h.memory_id for h in db0.recall(q["query"], k=K)], queries)
             return summary(wall), summary(cpu), ids
         rows = journal_rows(cur, 0)
         w1, c1, ids1 = measure()
