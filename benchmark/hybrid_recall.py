@@ -26,6 +26,7 @@ import platform
 import random
 import statistics
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -123,27 +124,99 @@ def prepare(path: str, scale: float, dim: int, seed: int) -> None:
     print(f"prepared {path} in {time.perf_counter() - t0:.1f} s", flush=True)
 
 
-def journal_500(path: str, dim: int, rng) -> None:
-    """500 journalled writes over tenant 0, through the ordinary verb, in one batch."""
+def journal_500(path: str, dim: int, rng) -> list[int]:
+    """500 journalled writes over tenant 0, through the ordinary verb, in one batch; their ids."""
     import anatid
     vocab = words()
     with anatid.Anatid.open(path, tenant=0) as db0:
         items = [{"content": " ".join(vocab[zipf_words(rng, 12)]),
                   "embedding": [float(x) for x in rng.normal(size=dim)]} for _ in range(500)]
-        db0.remember_many(items)
+        return db0.remember_many(items)
+
+
+# The memories this benchmark writes itself (journal_500's): every other one comes from datagen.
+_BENCH_WRITES = "tenant_id = 0 AND writer IS DISTINCT FROM 'datagen'"
+
+
+def newest_writes(path: str, n: int) -> list[int]:
+    """The ids of the n memories journal_500 wrote last (ids grow with time)."""
+    import anatid
+    with anatid.Anatid.open(path, tenant=0) as db:
+        return [int(r[0]) for r in db.connection.execute(
+            f"SELECT DISTINCT memory_id FROM anatid_memories WHERE {_BENCH_WRITES} ORDER BY 1 DESC LIMIT $n",
+            {"n": n}).fetchall()]
+
+
+def erase_writes(path: str, ids: list[int], refold=()) -> int:
+    """Remove memories journal_500 wrote (`ids`) and return how many. remember_many gave them rows only in the tables with a memory_id column, and no
+    edge or other memory refers to them (checked first: the file is left unchanged
+    otherwise), so they go from those tables, in one transaction. forget(hard=True) would do
+    it through the verbs, but rebuilds the tenant's journals from scratch once per memory.
+    A generation built while they existed still holds them: pass its index ("text",
+    "vector") in `refold` to rebuild tenant 0's without them."""
+    import anatid
+    from anatid.indexes import text as text_index, vector as vector_index
+    with anatid.Anatid.open(path, tenant=0) as db:
+        with db._store.write() as cur:
+            p = {"ids": list(ids)}
+            refs = cur.execute("""
+                SELECT (SELECT count(*) FROM anatid_edges WHERE src_id IN (SELECT unnest($ids))
+                                                             OR dst_id IN (SELECT unnest($ids)))
+                     + (SELECT count(*) FROM anatid_memories WHERE memory_id NOT IN (SELECT unnest($ids))
+                        AND (supersedes IN (SELECT unnest($ids)) OR superseded_by IN (SELECT unnest($ids))))
+                     + (SELECT count(*) FROM anatid_memories WHERE memory_id IN (SELECT unnest($ids))
+                        AND NOT (""" + _BENCH_WRITES + "))", p).fetchone()[0]
+            if refs:
+                raise SystemExit(f"{path}: {refs} rows tie the memories to erase to others (or they are not "
+                                 "the benchmark's own writes): not erased; rebuild the file with --rebuild")
+            tables = [r[0] for r in cur.execute(
+                "SELECT table_name FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND column_name = 'memory_id' AND table_name LIKE 'anatid\\_%' ESCAPE '\\' ORDER BY 1").fetchall()]
+            for t in tables:
+                cur.execute(f'DELETE FROM "{t}" WHERE memory_id IN (SELECT unnest($ids))', p)
+        maintain = {"text": text_index.maintain, "vector": vector_index.maintain}
+        for index in refold:
+            maintain[index](db._store)
+    return len(ids)
+
+
+def _generations(path: str) -> dict:
+    import anatid
+    with anatid.Anatid.open(path, tenant=0) as db:
+        return {i: db.connection.execute(f"SELECT max(gen_id) FROM anatid_{i}_gen WHERE tenant_id = 0").fetchone()[0]
+                for i in ("text", "vector")}
+
+
+@contextmanager
+def journalled_writes(path: str, dim: int, rng):
+    """journal_500's writes for the length of a measurement, then erased: the run leaves the
+    file's memory count as it found it. The writes are committed before anything is timed,
+    because a read must scan the journal as committed rows (inside a transaction that is
+    rolled back afterwards, they would be read from its local storage instead). A tenant-0
+    generation rebuilt in between holds them, and is rebuilt again without them."""
+    before = _generations(path)
+    ids = journal_500(path, dim, rng)
+    try:
+        yield ids
+    finally:
+        erase_writes(path, ids, refold=[i for i, g in _generations(path).items() if g != before[i]])
 
 
 def refresh(path: str, dim: int, seed: int) -> None:
     """Rebuild every tenant's text and vector generations in the current format (an existing
-    file is reused), then journal 500 writes on tenant 0 again (500 more memories)."""
+    file is reused), with 500 journalled writes on tenant 0 as prepare() leaves them: the 500
+    the benchmark wrote last are erased first, so the memory count stays as it was (refreshes
+    before erase_writes() existed added 500 each; those stay, folded into the generations)."""
     import anatid
     from anatid.indexes import text as text_index, vector as vector_index
     t0 = time.perf_counter()
+    erased = erase_writes(path, newest_writes(path, 500))
     with anatid.Anatid.open(path) as db:
         text_index.maintain(db._store, all_tenants=True)
         vector_index.maintain(db._store, all_tenants=True)
     journal_500(path, dim, np.random.default_rng(seed + 99))
-    print(f"refreshed {path} in {time.perf_counter() - t0:.1f} s", flush=True)
+    print(f"refreshed {path} in {time.perf_counter() - t0:.1f} s (erased the {erased} memories the benchmark "
+          "wrote last, journalled 500)", flush=True)
 
 
 def choose_queries(n, dim, seed):
@@ -296,8 +369,8 @@ def run(args) -> dict:
     db0.connection.execute("SET threads = 1")
     cur = db0.connection.cursor()
     result["memories"] = cur.execute("SELECT count(*) FROM anatid_memories").fetchone()[0]
-    # vector_ceiling := NULL, as recall() below passes allow_slow=True: every --journal-cost run
-    # adds 500 memories to tenant 0, which has passed BRUTE_FORCE_CEILING's 100k visible rows
+    # vector_ceiling := NULL, as recall() below passes allow_slow=True (tenant 0 may hold more
+    # than BRUTE_FORCE_CEILING's 100k visible rows: files refreshed before erase_writes() did)
     macro = ("SELECT memory_id FROM anatid.anatid_hybrid($query, tenant := $tenant, k := 10, qvec := $qvec, "
              "depth := 50, valid_at := $at, vector_ceiling := NULL)")
     at = db0._store.view().valid_at
@@ -519,14 +592,15 @@ def journal_profile(db, cur, queries) -> dict:
 def run_journal_cost(args) -> dict:
     """What 500 journalled text writes add to a text search over a 100k-document tenant:
     journal 500 writes on tenant 0, time text-only recall() (the lean path) on it, fold the
-    journal with rebuild_fts_index(), time again; wall and CPU per call."""
+    journal with rebuild_fts_index(), time again; wall and CPU per call. The 500 are erased
+    afterwards (journalled_writes), so the file keeps its memory count."""
     import anatid
     from anatid.indexes.text import journal_rows, rebuild_fts_index
     path = str(Path(args.work) / f"hybrid-{args.scale:g}-{args.dim}.anatid")
-    journal_500(path, args.dim, np.random.default_rng(args.seed + 5))
     queries = choose_queries(args.queries, args.dim, args.seed)
     load_start = [round(x, 2) for x in os.getloadavg()]
-    with anatid.Anatid.open(path, tenant=0) as db0:
+    with journalled_writes(path, args.dim, np.random.default_rng(args.seed + 5)), \
+            anatid.Anatid.open(path, tenant=0) as db0:
         db0.connection.execute("SET threads = 1")
         cur = db0.connection.cursor()
 
@@ -562,7 +636,8 @@ def main() -> None:
     ap.add_argument("--no-ladybug", action="store_true")
     ap.add_argument("--keep-journal", action="store_true")
     ap.add_argument("--refresh", action="store_true",
-                    help="reuse the file but rebuild its generations and journal 500 writes on tenant 0 again")
+                    help="reuse the file but rebuild its generations, and replace the 500 writes the benchmark "
+                         "journalled last on tenant 0 with 500 new ones (the memory count stays as it was)")
     ap.add_argument("--dim384", action="store_true")
     ap.add_argument("--mismatch-only", action="store_true",
                     help="only compare both native paths' ids with the SQL oracle on --queries queries "
@@ -570,7 +645,8 @@ def main() -> None:
     ap.add_argument("--oracle-checks", type=int, default=20,
                     help="--dim384: queries whose recall() ids are compared with the SQL oracle's")
     ap.add_argument("--journal-cost", action="store_true",
-                    help="journal 500 writes on tenant 0, then text search before and after rebuild_fts_index()")
+                    help="journal 500 writes on tenant 0, then text search before and after rebuild_fts_index(); "
+                         "the 500 are erased afterwards")
     args = ap.parse_args()
     args.oracle_queries = args.oracle_queries or args.queries
     RESULTS.mkdir(exist_ok=True)
