@@ -129,6 +129,8 @@ def _fork(fn, *args) -> int:
 
 
 def _zygote() -> None:
+    import anatid
+    _out(f"anatid {anatid.__file__}")
     for line in sys.stdin:
         cmd = line.split()
         if cmd[0] == "write":
@@ -140,15 +142,18 @@ def _zygote() -> None:
 
 
 class Zygote:
-    """The test's side of the zygote: this file run as a script, importing the anatid the test imported."""
+    """The test's side of the zygote: this file run as a script (same interpreter and flags),
+    importing the anatid the test imported (checked)."""
 
     def __init__(self):
         import anatid
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             [str(Path(anatid.__file__).resolve().parents[1])] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        self.proc = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, bufsize=1, env=env)
+        self.proc = subprocess.Popen([sys.executable, *subprocess._args_from_interpreter_flags(), __file__],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
+        imported = self.until("anatid ")[-1][len("anatid "):]
+        assert imported == anatid.__file__, f"the zygote imported {imported}, the test {anatid.__file__}"
 
     def ask(self, line: str, prefix: str) -> list[str]:
         """Send one command; the lines printed up to and including the first one starting with prefix."""
