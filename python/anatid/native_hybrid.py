@@ -24,9 +24,19 @@ else here, so an ASCII query is tokenized by ascii_tokens(), which is the same
 function on ASCII text (test_hybrid_lean checks all 128 characters and random
 strings against SQL: on ASCII, lower() only maps A-Z and the pattern's classes hold
 exactly [a-z0-9]); a non-ASCII query is tokenized by SQL in one small statement. A
-tenant without a generation or graph generation, or a generation this process has not
-parsed yet goes to the one-statement macro (which also loads the generation), and
-kinds and as_of reads to the SQL oracle; RecallHits.notes says which.
+generation this process has not parsed yet goes to the one-statement macro (which also
+loads the generation), and kinds and as_of reads to the SQL oracle; RecallHits.notes
+says which.
+
+Before the first build (a fresh file that never ran maintain_indexes()): a tenant
+without a text or vector generation has every document and vector in its journal, which
+is what the macro ranks then. One statement (_JOURNAL_SQL) feeds those journal rows to
+the macro's own native function, anatid_hybrid_rank, with no base, instead of planning
+the macro (~20 ms per call, whatever the data size); a tenant without a graph
+generation gets its graph arm from the SQL walk the macro runs (graph_sql). Same
+function, same inputs: the macro's answer, by construction. The statement checks, in
+its own snapshot, that the tenant still has no generation for the arms it ranks (a
+concurrent maintain_indexes() may have published one; it answers NULL then).
 """
 from __future__ import annotations
 
@@ -219,6 +229,79 @@ def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, 
     return b"".join(out)
 
 
+# ---- before the first build: the journal statement ------------------------------------
+# Without a base generation the journal holds every row, and the macro ranks exactly these
+# inputs (anatid_hybrid_sql.hpp: tlatest/tin/tcount, vlatest/vin/vcount); this statement
+# gathers them the same way and calls the same function, without planning the ~25 CTEs.
+# The counts of canonical rows make anatid_hybrid_rank refuse a journal that lacks rows
+# (written by plain SQL), as the macro does. Each ranked arm's guard checks, in this
+# statement's snapshot, that the tenant still has no generation for it: NULL otherwise.
+_J_TEXT = """(SELECT list(memory_id) AS touched,
+           list(memory_id) FILTER (WHERE doc_len IS NOT NULL) AS ids,
+           list(doc_len) FILTER (WHERE doc_len IS NOT NULL) AS lens,
+           list(vf) FILTER (WHERE doc_len IS NOT NULL) AS vf,
+           list(vt) FILTER (WHERE doc_len IS NOT NULL) AS vt,
+           list(postings) FILTER (WHERE doc_len IS NOT NULL) AS postings,
+           (SELECT count(*) FROM anatid_text_docs WHERE tenant_id = $tenant) AS n
+    FROM (SELECT memory_id, doc_len, vf, vt, postings FROM anatid_text_journal WHERE tenant_id = $tenant
+          QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) = 1)) t"""
+_J_VECTOR = """(SELECT list(memory_id) AS touched,
+           list(memory_id) FILTER (WHERE norm IS NOT NULL) AS ids,
+           list(vf) FILTER (WHERE norm IS NOT NULL) AS vf,
+           list(vt) FILTER (WHERE norm IS NOT NULL) AS vt,
+           list(norm) FILTER (WHERE norm IS NOT NULL) AS norms,
+           list(embedding) FILTER (WHERE norm IS NOT NULL) AS embs,
+           (SELECT count(*) FROM anatid_embeddings e JOIN anatid_memories m ON m.memory_id = e.memory_id
+            WHERE e.tenant_id = $tenant AND m.tx_to IS NULL) AS n
+    FROM (SELECT memory_id, vf, vt, norm, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant
+          QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) = 1)) v"""
+_J_NO_TEXT = "(SELECT NULL::BIGINT[] AS touched, NULL::BIGINT[] AS ids, NULL::INTEGER[] AS lens, " \
+             "NULL::BIGINT[] AS vf, NULL::BIGINT[] AS vt, NULL::VARCHAR[] AS postings, NULL::BIGINT AS n) t"
+_J_NO_VECTOR = "(SELECT NULL::BIGINT[] AS touched, NULL::BIGINT[] AS ids, NULL::BIGINT[] AS vf, " \
+               "NULL::BIGINT[] AS vt, NULL::DOUBLE[] AS norms, NULL::FLOAT[][] AS embs, NULL::BIGINT AS n) v"
+_J_ABSENT = "NOT EXISTS (SELECT 1 FROM anatid_{index}_gen WHERE tenant_id = $tenant)"
+_JOURNAL_TEMPLATE = """
+SELECT CASE WHEN {absent} THEN anatid_hybrid_rank(
+    NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $terms::VARCHAR[], t.touched, t.ids, t.lens, t.vf, t.vt, t.postings,
+    t.n, NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $qvec::DOUBLE[], $qnorm::DOUBLE, v.touched, v.ids, v.vf, v.vt,
+    v.norms, CAST(v.embs AS FLOAT[][]), v.n, $gids::BIGINT[], $ghops::INTEGER[], $at_us::BIGINT, $depth::BIGINT,
+    $k::BIGINT, $wv::DOUBLE, $wt::DOUBLE, $wg::DOUBLE, $text_ceiling::BIGINT, $vector_ceiling::BIGINT) END{seed_state}
+FROM {text}, {vector}"""
+
+
+def _journal_sql(use_text: bool, use_vector: bool, seed_state: bool) -> str:
+    absent = " AND ".join(_J_ABSENT.format(index=i) for i, used in (("text", use_text), ("vector", use_vector))
+                          if used) or "true"
+    return _JOURNAL_TEMPLATE.format(absent=absent, seed_state=", " + _SEED_STATE if seed_state else "",
+                                    text=_J_TEXT if use_text else _J_NO_TEXT,
+                                    vector=_J_VECTOR if use_vector else _J_NO_VECTOR)
+
+
+_JOURNAL_SQL = {(t, v, s): _journal_sql(t, v, s) for t in (False, True) for v in (False, True) for s in (False, True)}
+_JOURNAL_NOTE = ("absent: no text or vector generation for this tenant yet, so every row came from the journal "
+                 "(one statement into anatid_hybrid_rank; maintain_indexes() builds the generations)")
+
+
+def _absent_hint(store, tenant, value=None) -> bool:
+    """Whether this handle's last hybrid read of `tenant` found its generations absent (then the
+    journal statement is tried first: it checks that still holds). With `value`, records it."""
+    hints = store.__dict__.setdefault("_journal_first", set())
+    if value is True:
+        hints.add(tenant)
+    elif value is False:
+        hints.discard(tenant)
+    return tenant in hints
+
+
+def _graph_walk(cur, view, tenant, keys, depth) -> list[tuple[int, int]]:
+    """The graph arm without a graph generation: (memory_id, hop) in recall order, by the
+    SQL walk the macro and the oracle run (verbs/graph_sql.py)."""
+    from .verbs.graph_sql import graph_recall_sql
+    rows = cur.execute(graph_recall_sql(view), {**view.params(tenant), "seed_keys": keys, "hops": 2,
+                                                "limit": depth}).fetchall()
+    return [(int(mid), int(hop)) for mid, _, _, hop in rows]
+
+
 def _hydrate_sql(view) -> str:
     return f"""
 SELECT m.memory_id, m.content, m.kind
@@ -299,12 +382,16 @@ class NativeHybridEngine:
             ann_plan, ann_note = ann.plan(self.store, cur, tenant, params["depth"], allow_slow)
         if fallback is None:
             try:
+                lean_notes = []
                 hits, why = self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
-                                       ann_plan)
+                                       ann_plan, notes=lean_notes)
                 if hits is None and ann_plan is not None:   # the remembered ANN plan may be out of date
                     ann_plan, ann_note = ann.plan(self.store, cur, tenant, params["depth"], allow_slow, fresh=True)
+                    lean_notes = []
                     hits, why = self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given,
-                                           allow_slow, ann_plan)
+                                           allow_slow, ann_plan, notes=lean_notes)
+                if hits is not None:
+                    notes = list(notes) + lean_notes
                 # the macro parses generations this process has not: check their stored bytes first
                 reason = None if hits is not None else health.guard_hybrid(self.store, cur, tenant, text=use_text,
                                                                            vector=use_vector)
@@ -331,7 +418,10 @@ class NativeHybridEngine:
 
     # ---- the lean path --------------------------------------------------------------
     def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow, ann_plan=None,
-              speculate=True):
+              speculate=True, notes=None):
+        """(hits, None), or (None, why the macro must answer). `notes` (a list) receives what
+        answered instead of a generation (the SQL walk, the journal statement)."""
+        notes = [] if notes is None else notes
         from .native_graph import recall_ids
         from .indexes import graph as graph_index, health
         from .store import BRUTE_FORCE_CEILING
@@ -353,12 +443,14 @@ class NativeHybridEngine:
                 keys = speculative[0] if speculative is not None else self._seeds(cur, tenant, terms)
             else:
                 keys = []
-            if keys and not graph_index.has_tables(self.store, cur):
-                return None, "the file has no graph index tables"
             if keys:
-                found = recall_ids(cur, tenant, keys, 2, depth, None, view.valid_at, store=self.store)
-                if found is None:
-                    return None, "no graph generation for this tenant"
+                found = None
+                if graph_index.has_tables(self.store, cur):
+                    found = recall_ids(cur, tenant, keys, 2, depth, None, view.valid_at, store=self.store)
+                if found is None:   # no graph generation: the macro's graph arm, the SQL walk
+                    found = _graph_walk(cur, view, tenant, keys, depth)
+                    notes.append("graph arm: the SQL walk (absent: no graph generation for this tenant yet; "
+                                 "maintain_indexes() builds one)")
                 gids = [m for m, _ in found]
                 ghops = [h for _, h in found]
         # the text rows always: graph-only hits are fused by the macro's rule in C++ all the same,
@@ -370,15 +462,34 @@ class NativeHybridEngine:
             wv=params["wv"], wt=params["wt"], wg=params["wg"],
             vector_ceiling=None if allow_slow or ann_plan else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
             qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops)
-        if ann_plan is None:
+        journal_terms = terms if use_text else []
+        journal = ann_plan is None and _absent_hint(self.store, tenant)
+        if journal:   # no generation last time: the journal statement first (it checks that still holds)
+            ranked, state = self._journal_rank(cur, view, params, journal_terms, use_vector, gids, ghops,
+                                               allow_slow, speculative is not None)
+            journal = ranked is not None
+            if not journal:
+                _absent_hint(self.store, tenant, False)
+        if not journal and ann_plan is None:
             ranked, journal_rows, *state = cur.execute(_RANK_SQL[(use_text_rows, use_vector, speculative is not None)],
                                                        {"tenant": tenant, "request": request}).fetchone()
+        if ann_plan is None:
             if speculative is not None and tuple(state[0]) != speculative[1] and \
                     seeds_from_terms(self.store, cur, tenant, terms, tuple(state[0])) != speculative[0]:
                 # the entities changed and so did the seeds: again, with the seed check of its own
                 # (entities are insert-only, so seeds equal before and after mean equal in between)
+                del notes[:]
                 return self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
-                                  ann_plan, speculate=False)
+                                  ann_plan, speculate=False, notes=notes)
+            if not journal and (ranked is None or ranked and ranked[0]["memory_id"] == NEEDS_MACRO and
+                                ranked[0]["score"] in (1, 3)):
+                # a text (1) or vector (3) generation is absent: the journal holds every row; or
+                # (None) nothing at all was scanned: no generation and an empty journal
+                journal_ranked, _ = self._journal_rank(cur, view, params, journal_terms, use_vector, gids, ghops,
+                                                       allow_slow, False)
+                if journal_ranked is not None:
+                    ranked, journal = journal_ranked, True
+                    _absent_hint(self.store, tenant, True)
         else:   # the vector arm on ANN candidates (anatid.indexes.ann)
             from .indexes.ann import rank_sql
             ranked = cur.execute(rank_sql(_TEXT_IDS_ROWS if use_text_rows == "ids" else _TEXT_ROWS),
@@ -387,8 +498,12 @@ class NativeHybridEngine:
             return None, "the tenant has no text or vector generation"
         if ranked and ranked[0]["memory_id"] == NEEDS_MACRO:
             return None, "a text or vector generation is missing or not yet parsed in this process"
-        health.check_journal(self.store, cur, tenant, tuple(
-            i for i, used in (("text", use_text_rows), ("vector", use_vector)) if used), journal_rows)
+        if journal:   # no base, no covered_id: the statement counted the canonical rows instead
+            if journal_terms or use_vector:
+                notes.append(_JOURNAL_NOTE)
+        else:
+            health.check_journal(self.store, cur, tenant, tuple(
+                i for i, used in (("text", use_text_rows), ("vector", use_vector)) if used), journal_rows)
         if ranked and ranked[0]["memory_id"] == OVER_CEILING:
             rows = int(ranked[0]["score"])
             raise BruteForceCeilingError(
@@ -396,9 +511,10 @@ class NativeHybridEngine:
                 "pass allow_slow=True")
         if not ranked:
             return [], None
-        content = {h["memory_id"]: (h["content"], h["kind"]) for h in ranked if h["content"] is not None}
-        ids = [h["memory_id"] for h in ranked if h["content"] is None]
-        if use_text_rows == "ids" and 2 * len(ids) > len(ranked):
+        # anatid_hybrid_rank (the journal statement) returns no content: every hit is read below
+        content = {h["memory_id"]: (h["content"], h["kind"]) for h in ranked if h.get("content") is not None}
+        ids = [h["memory_id"] for h in ranked if h.get("content") is None]
+        if use_text_rows == "ids" and not journal and 2 * len(ids) > len(ranked):
             _load_text_generation(self.store, cur, tenant)    # the next recalls hydrate from it
         if ids:
             content.update((mid, (c, kind)) for mid, c, kind in cur.execute(
@@ -412,6 +528,28 @@ class NativeHybridEngine:
             hits.append(Hit(int(h["memory_id"]), c, kind, float(h["score"]), sources,
                             None if h["hop"] is None else int(h["hop"])))
         return hits, None
+
+    def _journal_rank(self, cur, view, params, terms, use_vector, gids, ghops, allow_slow, seed_state):
+        """(ranked, [seed state]) from the journal statement, or (None, None) when the tenant
+        has a generation for an arm it ranks (then the lean statement or the macro answers)."""
+        from .store import BRUTE_FORCE_CEILING, SCAN_CEILING
+        bound = {"tenant": params["tenant"], "terms": list(terms),
+                 "qvec": params["qvec"] if use_vector else None, "qnorm": params.get("qnorm") if use_vector else None,
+                 "gids": gids, "ghops": ghops, "at_us": (view.valid_at - _EPOCH) // timedelta(microseconds=1),
+                 "depth": params["depth"], "k": params["k"], "wv": params["wv"], "wt": params["wt"],
+                 "wg": params["wg"], "text_ceiling": None if allow_slow else SCAN_CEILING,
+                 "vector_ceiling": None if allow_slow else BRUTE_FORCE_CEILING}
+        sql = _JOURNAL_SQL[(bool(terms), bool(use_vector), seed_state)]
+        if "$tenant" not in sql:   # the graph arm alone: its ids are all it ranks
+            del bound["tenant"]
+        try:
+            ranked, *state = cur.execute(sql, bound).fetchone()
+        except duckdb.Error as exc:
+            err = _ceiling_error(exc)
+            if err is not None:
+                raise err from None
+            raise
+        return ranked, state
 
     def _seeds(self, cur, tenant, terms) -> list[str]:
         return seeds_from_terms(self.store, cur, tenant, terms)
