@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 
-import duckdb
 import pytest
 
 import anatid.store
@@ -196,8 +195,20 @@ def test_ceilings_and_unjournalled_rows_fail_as_in_the_macro(tmp_path, monkeypat
             db.recall("", embedding=[1.0, 0.0, 0.0, 0.0], k=3)
         assert len(db.recall("", embedding=[1.0, 0.0, 0.0, 0.0], k=3, allow_slow=True)) == 3
         monkeypatch.undo()
-        # a document written by plain SQL, with no journal row: refused, naming the fix, as the macro does
+        # rows written by plain SQL, with no journal row: the SQL oracle answers (health.guard_hybrid's
+        # 'absent'), as before the macro; inside a transaction too (nothing raised, nothing aborted)
         cur = db._store.read()
         cur.execute("INSERT INTO anatid_text_docs VALUES (0, 1, 1)")
-        with pytest.raises(duckdb.Error, match="rebuild_fts_index"):
-            db.recall("apple", k=3)
+        for kw in ({}, {"embedding": [1.0, 0.0, 0.0, 0.0]}):
+            hits = db.recall("apple", k=3, **kw)
+            assert hits.engine == "sql" and "the SQL oracle answers: absent" in hits.notes
+            with db.transaction():
+                assert db.recall("apple", k=3, **kw).engine == "sql"
+                db.remember("still writable", now=at(20))
+        cur.execute("DELETE FROM anatid_text_docs WHERE memory_id = 1")
+        m = db.remember("vectorless", now=at(21))   # then given a vector by plain SQL
+        cur.execute("INSERT INTO anatid_embeddings (memory_id, tenant_id, embedding, norm) "
+                    "VALUES ($m, 0, [1, 1, 1, 1]::FLOAT[], 2.0)", {"m": m.memory_id})
+        hits = db.recall("", embedding=[1.0, 0.0, 0.0, 0.0], k=3)
+        assert hits.engine == "sql" and "the SQL oracle answers: absent" in hits.notes
+        assert hits.notes and journal_answered(db.recall("apple", k=3))   # the text journal is whole

@@ -233,9 +233,11 @@ def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, 
 # Without a base generation the journal holds every row, and the macro ranks exactly these
 # inputs (anatid_hybrid_sql.hpp: tlatest/tin/tcount, vlatest/vin/vcount); this statement
 # gathers them the same way and calls the same function, without planning the ~25 CTEs.
-# The counts of canonical rows make anatid_hybrid_rank refuse a journal that lacks rows
-# (written by plain SQL), as the macro does. Each ranked arm's guard checks, in this
-# statement's snapshot, that the tenant still has no generation for it: NULL otherwise.
+# The counts of canonical rows tell a journal that lacks rows (written by plain SQL): then
+# the second column is true and nothing is ranked (anatid_hybrid_rank would raise, which
+# aborts a caller's transaction), and the SQL oracle answers, as health.guard_hybrid has
+# it before the macro. Each ranked arm's guard checks, in this statement's snapshot, that
+# the tenant still has no generation for it: NULL otherwise.
 _J_TEXT = """(SELECT list(memory_id) AS touched,
            list(memory_id) FILTER (WHERE doc_len IS NOT NULL) AS ids,
            list(doc_len) FILTER (WHERE doc_len IS NOT NULL) AS lens,
@@ -260,24 +262,28 @@ _J_NO_TEXT = "(SELECT NULL::BIGINT[] AS touched, NULL::BIGINT[] AS ids, NULL::IN
 _J_NO_VECTOR = "(SELECT NULL::BIGINT[] AS touched, NULL::BIGINT[] AS ids, NULL::BIGINT[] AS vf, " \
                "NULL::BIGINT[] AS vt, NULL::DOUBLE[] AS norms, NULL::FLOAT[][] AS embs, NULL::BIGINT AS n) v"
 _J_ABSENT = "NOT EXISTS (SELECT 1 FROM anatid_{index}_gen WHERE tenant_id = $tenant)"
+_J_SHORT = "(coalesce(t.n > coalesce(len(t.ids), 0), false) OR coalesce(v.n > coalesce(len(v.ids), 0), false))"
 _JOURNAL_TEMPLATE = """
-SELECT CASE WHEN {absent} THEN anatid_hybrid_rank(
+SELECT CASE WHEN {absent} AND NOT {short} THEN anatid_hybrid_rank(
     NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $terms::VARCHAR[], t.touched, t.ids, t.lens, t.vf, t.vt, t.postings,
     t.n, NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $qvec::DOUBLE[], $qnorm::DOUBLE, v.touched, v.ids, v.vf, v.vt,
     v.norms, CAST(v.embs AS FLOAT[][]), v.n, $gids::BIGINT[], $ghops::INTEGER[], $at_us::BIGINT, $depth::BIGINT,
-    $k::BIGINT, $wv::DOUBLE, $wt::DOUBLE, $wg::DOUBLE, $text_ceiling::BIGINT, $vector_ceiling::BIGINT) END{seed_state}
+    $k::BIGINT, $wv::DOUBLE, $wt::DOUBLE, $wg::DOUBLE, $text_ceiling::BIGINT, $vector_ceiling::BIGINT) END,
+    {absent} AND {short}{seed_state}
 FROM {text}, {vector}"""
 
 
 def _journal_sql(use_text: bool, use_vector: bool, seed_state: bool) -> str:
     absent = " AND ".join(_J_ABSENT.format(index=i) for i, used in (("text", use_text), ("vector", use_vector))
                           if used) or "true"
-    return _JOURNAL_TEMPLATE.format(absent=absent, seed_state=", " + _SEED_STATE if seed_state else "",
+    return _JOURNAL_TEMPLATE.format(absent=absent, short=_J_SHORT,
+                                    seed_state=", " + _SEED_STATE if seed_state else "",
                                     text=_J_TEXT if use_text else _J_NO_TEXT,
                                     vector=_J_VECTOR if use_vector else _J_NO_VECTOR)
 
 
 _JOURNAL_SQL = {(t, v, s): _journal_sql(t, v, s) for t in (False, True) for v in (False, True) for s in (False, True)}
+_SHORT = "the tenant has no generation and its journal lacks rows (written by plain SQL)"
 _JOURNAL_NOTE = ("absent: no text or vector generation for this tenant yet, so every row came from the journal "
                  "(one statement into anatid_hybrid_rank; maintain_indexes() builds the generations)")
 
@@ -465,8 +471,10 @@ class NativeHybridEngine:
         journal_terms = terms if use_text else []
         journal = ann_plan is None and _absent_hint(self.store, tenant)
         if journal:   # no generation last time: the journal statement first (it checks that still holds)
-            ranked, state = self._journal_rank(cur, view, params, journal_terms, use_vector, gids, ghops,
-                                               allow_slow, speculative is not None)
+            ranked, short, state = self._journal_rank(cur, view, params, journal_terms, use_vector, gids, ghops,
+                                                      allow_slow, speculative is not None)
+            if short:
+                return None, _SHORT
             journal = ranked is not None
             if not journal:
                 _absent_hint(self.store, tenant, False)
@@ -485,8 +493,11 @@ class NativeHybridEngine:
                                 ranked[0]["score"] in (1, 3)):
                 # a text (1) or vector (3) generation is absent: the journal holds every row; or
                 # (None) nothing at all was scanned: no generation and an empty journal
-                journal_ranked, _ = self._journal_rank(cur, view, params, journal_terms, use_vector, gids, ghops,
-                                                       allow_slow, False)
+                journal_ranked, short, _ = self._journal_rank(cur, view, params, journal_terms, use_vector, gids,
+                                                              ghops, allow_slow, False)
+                if short:
+                    _absent_hint(self.store, tenant, True)
+                    return None, _SHORT
                 if journal_ranked is not None:
                     ranked, journal = journal_ranked, True
                     _absent_hint(self.store, tenant, True)
@@ -530,8 +541,9 @@ class NativeHybridEngine:
         return hits, None
 
     def _journal_rank(self, cur, view, params, terms, use_vector, gids, ghops, allow_slow, seed_state):
-        """(ranked, [seed state]) from the journal statement, or (None, None) when the tenant
-        has a generation for an arm it ranks (then the lean statement or the macro answers)."""
+        """(ranked, short, [seed state]) from the journal statement; ranked is None when the
+        tenant has a generation for an arm it ranks (then the lean statement or the macro
+        answers) or, with short true, when the journal lacks rows (then the SQL oracle)."""
         from .store import BRUTE_FORCE_CEILING, SCAN_CEILING
         bound = {"tenant": params["tenant"], "terms": list(terms),
                  "qvec": params["qvec"] if use_vector else None, "qnorm": params.get("qnorm") if use_vector else None,
@@ -543,13 +555,13 @@ class NativeHybridEngine:
         if "$tenant" not in sql:   # the graph arm alone: its ids are all it ranks
             del bound["tenant"]
         try:
-            ranked, *state = cur.execute(sql, bound).fetchone()
+            ranked, short, *state = cur.execute(sql, bound).fetchone()
         except duckdb.Error as exc:
             err = _ceiling_error(exc)
             if err is not None:
                 raise err from None
             raise
-        return ranked, state
+        return ranked, short, state
 
     def _seeds(self, cur, tenant, terms) -> list[str]:
         return seeds_from_terms(self.store, cur, tenant, terms)
