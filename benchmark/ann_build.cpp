@@ -3,6 +3,7 @@
 // bytes (the thread count must never change the index).
 //
 //   make build && g++ -O2 -std=c++17 -Isrc benchmark/ann_build.cpp build/libanatid_core.a -pthread -o /tmp/ann_build
+//   (make build also builds it, Release flags, as build/bench_ann_build; the numbers in docs/ come from the g++ line)
 //   /tmp/ann_build 100000 384 clustered 2 2   # rows, dim, clustered|iid, threads, rounds
 //
 // Data as benchmark/ann.py: 256 Gaussian centres N(0, 1) plus N(0, 1) noise per row, or i.i.d.

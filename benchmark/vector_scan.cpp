@@ -2,6 +2,7 @@
 // against scoring every vector exactly (CosineTopKExact), interleaved, one thread.
 //
 //   make build && g++ -O2 -std=c++17 -Isrc benchmark/vector_scan.cpp build/libanatid_core.a -o /tmp/vector_scan
+//   (make build also builds it, Release flags, as build/bench_vector_scan; the numbers in docs/ come from the g++ line)
 //   /tmp/vector_scan 100000 384 50      # rows, dim, queries
 //   /tmp/vector_scan 100000 384 50 iid  # i.i.d. Gaussian rows (as hybrid_recall.py --dim384)
 //
