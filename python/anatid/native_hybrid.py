@@ -257,29 +257,34 @@ _J_VECTOR = """(SELECT list(memory_id) AS touched,
             WHERE e.tenant_id = $tenant AND m.tx_to IS NULL) AS n
     FROM (SELECT memory_id, vf, vt, norm, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant
           QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) = 1)) v"""
-_J_NO_TEXT = "(SELECT NULL::BIGINT[] AS touched, NULL::BIGINT[] AS ids, NULL::INTEGER[] AS lens, " \
-             "NULL::BIGINT[] AS vf, NULL::BIGINT[] AS vt, NULL::VARCHAR[] AS postings, NULL::BIGINT AS n) t"
-_J_NO_VECTOR = "(SELECT NULL::BIGINT[] AS touched, NULL::BIGINT[] AS ids, NULL::BIGINT[] AS vf, " \
-               "NULL::BIGINT[] AS vt, NULL::DOUBLE[] AS norms, NULL::FLOAT[][] AS embs, NULL::BIGINT AS n) v"
+# An arm that does not run passes NULLs (inline: a stub subquery costs planning time)
+_J_TEXT_ARGS = "t.touched, t.ids, t.lens, t.vf, t.vt, t.postings, t.n"
+_J_NO_TEXT_ARGS = ("NULL::BIGINT[], NULL::BIGINT[], NULL::INTEGER[], NULL::BIGINT[], NULL::BIGINT[], NULL::VARCHAR[], "
+                   "NULL::BIGINT")
+_J_VECTOR_ARGS = "v.touched, v.ids, v.vf, v.vt, v.norms, CAST(v.embs AS FLOAT[][]), v.n"
+_J_NO_VECTOR_ARGS = ("NULL::BIGINT[], NULL::BIGINT[], NULL::BIGINT[], NULL::BIGINT[], NULL::DOUBLE[], NULL::FLOAT[][], "
+                     "NULL::BIGINT")
 _J_ABSENT = "NOT EXISTS (SELECT 1 FROM anatid_{index}_gen WHERE tenant_id = $tenant)"
-_J_SHORT = "(coalesce(t.n > coalesce(len(t.ids), 0), false) OR coalesce(v.n > coalesce(len(v.ids), 0), false))"
+_J_SHORT = "coalesce({a}.n > coalesce(len({a}.ids), 0), false)"
 _JOURNAL_TEMPLATE = """
-SELECT CASE WHEN {absent} AND NOT {short} THEN anatid_hybrid_rank(
-    NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $terms::VARCHAR[], t.touched, t.ids, t.lens, t.vf, t.vt, t.postings,
-    t.n, NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $qvec::DOUBLE[], $qnorm::DOUBLE, v.touched, v.ids, v.vf, v.vt,
-    v.norms, CAST(v.embs AS FLOAT[][]), v.n, $gids::BIGINT[], $ghops::INTEGER[], $at_us::BIGINT, $depth::BIGINT,
-    $k::BIGINT, $wv::DOUBLE, $wt::DOUBLE, $wg::DOUBLE, $text_ceiling::BIGINT, $vector_ceiling::BIGINT) END,
-    {absent} AND {short}{seed_state}
-FROM {text}, {vector}"""
+SELECT CASE WHEN g.absent AND NOT {short} THEN anatid_hybrid_rank(
+    NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $terms::VARCHAR[], {text_args},
+    NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $qvec::DOUBLE[], $qnorm::DOUBLE, {vector_args},
+    $gids::BIGINT[], $ghops::INTEGER[], $at_us::BIGINT, $depth::BIGINT, $k::BIGINT, $wv::DOUBLE, $wt::DOUBLE,
+    $wg::DOUBLE, $text_ceiling::BIGINT, $vector_ceiling::BIGINT) END,
+    g.absent AND {short}{seed_state}
+FROM {inputs}(SELECT {absent} AS absent) g"""
 
 
 def _journal_sql(use_text: bool, use_vector: bool, seed_state: bool) -> str:
-    absent = " AND ".join(_J_ABSENT.format(index=i) for i, used in (("text", use_text), ("vector", use_vector))
-                          if used) or "true"
-    return _JOURNAL_TEMPLATE.format(absent=absent, short=_J_SHORT,
-                                    seed_state=", " + _SEED_STATE if seed_state else "",
-                                    text=_J_TEXT if use_text else _J_NO_TEXT,
-                                    vector=_J_VECTOR if use_vector else _J_NO_VECTOR)
+    used = [(a, sql) for a, sql, on in (("t", _J_TEXT, use_text), ("v", _J_VECTOR, use_vector)) if on]
+    absent = " AND ".join(_J_ABSENT.format(index=i) for i, on in (("text", use_text), ("vector", use_vector))
+                          if on) or "true"
+    return _JOURNAL_TEMPLATE.format(
+        absent=absent, short="(" + (" OR ".join(_J_SHORT.format(a=a) for a, _ in used) or "false") + ")",
+        seed_state=", " + _SEED_STATE if seed_state else "", inputs="".join(sql + ", " for _, sql in used),
+        text_args=_J_TEXT_ARGS if use_text else _J_NO_TEXT_ARGS,
+        vector_args=_J_VECTOR_ARGS if use_vector else _J_NO_VECTOR_ARGS)
 
 
 _JOURNAL_SQL = {(t, v, s): _journal_sql(t, v, s) for t in (False, True) for v in (False, True) for s in (False, True)}
