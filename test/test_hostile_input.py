@@ -25,13 +25,14 @@ texts = st.one_of(
     st.integers(), st.none(), st.binary(max_size=5), st.lists(st.text(max_size=3), max_size=2),
 )
 ids = st.one_of(st.integers(min_value=-2**70, max_value=2**70), st.just(0), st.just(-1), st.just(2**63),
-                st.text(max_size=12), st.just("12a"), st.booleans(), st.none(), st.floats())
+                st.text(max_size=12), st.just("12a"), st.booleans(), st.none(), st.floats(),
+                st.just(10**400), st.just("9" * 5000))  # beyond any float; past int()'s digit limit
 floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**30, 10**30),
-                   st.text(max_size=3), st.none())
+                   st.just(10**400), st.text(max_size=3), st.none())
 embeddings = st.one_of(
     st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), max_size=DIM + 2),
     st.just([math.nan] * DIM), st.just([math.inf] * DIM), st.just([0.0] * DIM), st.just([1e300] * DIM),
-    st.just([[1.0] * DIM]), st.text(max_size=4), st.none())
+    st.just([[1.0] * DIM]), st.just([1.0] * (DIM - 1) + [10**400]), st.text(max_size=4), st.none())
 instants = st.one_of(st.datetimes(), st.text(max_size=30), st.just("2090-01-01T00:00:00"),
                      st.just("2090-13-45T99:00:00Z"), st.integers(), st.none())
 
@@ -112,3 +113,32 @@ def test_reads(hostile, query, embedding, k, seed, as_of, hops):
     attempt(db, lambda: db.context(seed, hops=hops))
     attempt(db, lambda: db.as_of(as_of))
 
+
+
+# Values no float can hold, each where its verb converts it: Python raises OverflowError (or,
+# past 4,300 digits, ValueError) for these unless anatid checks first. Deterministic, so a
+# regression fails every run, not only when hypothesis happens to draw the value.
+HUGE = 10**400
+
+
+@pytest.mark.parametrize("call", [
+    lambda db, m: db.remember("x", embedding=[1.0] * (DIM - 1) + [HUGE]),
+    lambda db, m: db.remember("x", confidence=HUGE),
+    # two items with vectors: the batch's one-pass conversion, then the per-item error
+    lambda db, m: db.remember_many([{"content": "x", "embedding": [1.0] * DIM},
+                                    {"content": "y", "embedding": [1.0] * (DIM - 1) + [HUGE]}]),
+    lambda db, m: db.reinforce(m, amount=HUGE),
+    lambda db, m: db.relate("ada", "bob", weight=HUGE),
+    lambda db, m: db.recall("alpha", embedding=[1.0] * (DIM - 1) + [HUGE]),
+    lambda db, m: db.get("9" * 5000),
+    lambda db, m: db.get(10**5000),
+    lambda db, m: db.forget(-(10**5000)),
+], ids=["remember-embedding", "remember-confidence", "remember_many-embedding", "reinforce", "relate",
+        "recall-embedding", "get-digits", "get-int", "forget-negative"])
+def test_numbers_beyond_any_float_are_typed_errors(hostile, call):
+    db, mine, _ = hostile
+    before = canonical(db)
+    with pytest.raises(AnatidError) as err:
+        call(db, mine)
+    assert "range" in str(err.value)
+    assert canonical(db) == before

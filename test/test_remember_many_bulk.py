@@ -5,6 +5,7 @@ no entities, no vectors, no writer) still write the right rows."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from anatid import Anatid
 from anatid.errors import ValidationError
@@ -168,3 +169,37 @@ def test_remember_many_content_errors_are_validate_texts(tmp_path):
     got = dict(db.connection.execute("SELECT memory_id, content FROM anatid_memories WHERE memory_id IN "
                                       "(SELECT unnest($ids))", {"ids": ids}).fetchall())
     assert [got[i] for i in ids] == kept
+
+
+# The batch converts every item's embedding to float32 in one pass (verbs.upkeep._vectors_at_once)
+# where remember() goes through float64 first (validate.embedding): the two must agree on every
+# value, rounding included, or both refuse the batch's vectors.
+_coordinates = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+    st.floats(min_value=3.0e38, max_value=3.5e38),        # float32's largest finite and just past it
+    st.floats(min_value=-1e-44, max_value=1e-44),          # float32 subnormals and their rounding
+    st.integers(-2**70, 2**70), st.just(2**24 + 1), st.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.lists(st.lists(_coordinates, min_size=3, max_size=3), min_size=2, max_size=4))
+def test_batch_vector_conversion_agrees_with_validate_embedding(rows):
+    import numpy as np
+    from types import SimpleNamespace
+    from anatid import validate
+    from anatid.verbs.upkeep import _vectors_at_once
+    items = [{"content": "x", "embedding": r} for r in rows]
+    fast = _vectors_at_once(SimpleNamespace(embedding_dim=3), items)
+    one_by_one = []
+    for r in rows:
+        try:
+            one_by_one.append(np.asarray(validate.embedding(r, 3), dtype=np.float32))
+        except ValidationError:
+            one_by_one = None
+            break
+    if one_by_one is None:
+        assert fast is None
+    else:
+        assert fast is not None
+        for i, want in enumerate(one_by_one):
+            assert fast[i].tobytes() == want.tobytes()

@@ -65,12 +65,15 @@ def identifier(value: Any, argument: str) -> int:
         s = value.strip()
         if not s.isdigit() or not s.isascii():
             raise ValidationError(argument, f"{value!r} is not a decimal id", "an id as int or decimal string")
+        if len(s.lstrip("0")) > 19:  # beyond any 64-bit id (and Python refuses int() of 4,300+ digits)
+            raise ValidationError(argument, f"{s[:24]}... ({len(s)} digits) is out of range", "a positive 64-bit id")
         value = int(s)
     if not isinstance(value, int):
         raise ValidationError(argument, f"expected an id, got {type(value).__name__}",
                               "an id as int or decimal string")
     if value <= 0 or value > MAX_ID:
-        raise ValidationError(argument, f"{value} is out of range", "a positive 64-bit id")
+        shown = str(value) if value.bit_length() <= 64 else f"an integer of {value.bit_length()} bits"
+        raise ValidationError(argument, f"{shown} is out of range", "a positive 64-bit id")
     return value
 
 
@@ -96,7 +99,10 @@ def positive_int(value: Any, argument: str, *, maximum: int | None = None) -> in
 def finite_number(value: Any, argument: str, *, low: float | None = None, high: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValidationError(argument, f"expected a number, got {type(value).__name__}", "a finite number")
-    f = float(value)
+    try:
+        f = float(value)
+    except OverflowError:  # an int beyond any float: typed like infinity, not Python's own error
+        raise ValidationError(argument, "is beyond the float range", "a finite number") from None
     if not math.isfinite(f):
         raise ValidationError(argument, f"{value} is not finite", "a finite number")
     if (low is not None and f < low) or (high is not None and f > high):
@@ -111,6 +117,8 @@ def embedding(value: Any, dim: int | None, argument: str = "embedding") -> list[
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValidationError(argument, "is not a sequence of numbers", "a list or 1-d array of floats") from None
+    except OverflowError:  # an int beyond any float
+        raise ValidationError(argument, "has values beyond float32 range", "finite float32 values") from None
     if arr.ndim != 1 or arr.size == 0:
         raise ValidationError(argument, f"has shape {arr.shape}", "a non-empty 1-d sequence of floats")
     if dim is not None and arr.size != dim:

@@ -57,15 +57,14 @@ def _vectors_at_once(store, items) -> dict[int, "np.ndarray"] | None:
     if len(at) < 2:
         return None
     try:
-        arr = np.asarray([items[i]["embedding"] for i in at], dtype=np.float64)
-    except (TypeError, ValueError):
+        # straight to float32: numpy rounds each Python float as float64 -> float32 would, an
+        # overflow becomes inf and a NaN stays NaN, so one finiteness check covers both
+        with np.errstate(over="ignore", invalid="ignore"):
+            f32 = np.asarray([items[i]["embedding"] for i in at], dtype=np.float32)
+    except (TypeError, ValueError, OverflowError):
         return None
-    if arr.ndim != 2 or arr.shape[1] == 0 or (store.embedding_dim is not None and arr.shape[1] != store.embedding_dim):
+    if f32.ndim != 2 or f32.shape[1] == 0 or (store.embedding_dim is not None and f32.shape[1] != store.embedding_dim):
         return None
-    if not np.all(np.isfinite(arr)):
-        return None
-    with np.errstate(over="ignore"):
-        f32 = arr.astype(np.float32)
     if not np.all(np.isfinite(f32)) or not np.all(np.any(f32, axis=1)):
         return None
     return dict(zip(at, f32))
