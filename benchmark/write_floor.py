@@ -188,11 +188,16 @@ def main() -> None:
               "dirs": dirs, "rows": table}
     for con in cons.values():
         con.close()
+    write_result(result, args, dirs, "write_floor")
+
+
+def write_result(result: dict, args, dirs: list[str], stem: str) -> None:
+    """results/<stem>-<duckdb version>[-<dir names>].json (or --out), and each row on stdout."""
     suffix = "" if args.dir is None else "-" + "-".join(Path(d).name or "root" for d in dirs)
-    out = Path(args.out) if args.out else HERE / "results" / f"write_floor-{duckdb.__version__}{suffix}.json"
+    out = Path(args.out) if args.out else HERE / "results" / f"{stem}-{duckdb.__version__}{suffix}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    for row in table:
+    for row in result["rows"]:
         print(json.dumps(row))
     print(f"load average {os.getloadavg()}, written to {out}")
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import duckdb
 
-from write_floor import HERE, _filesystem, schema
+from write_floor import HERE, _filesystem, schema, write_result
 
 VEC = "[" + ", ".join(["0.125"] * 64) + "]::FLOAT[]"
 # The rows of write_floor.ROWS with positional parameters, and what each binds in order
@@ -186,13 +186,7 @@ def main() -> None:
               "dirs": dirs, "rows": table}
     for n in natives.values():
         n.close()
-    suffix = "" if args.dir is None else "-" + "-".join(Path(d).name or "root" for d in dirs)
-    out = Path(args.out) if args.out else HERE / "results" / f"write_floor_capi-{duckdb.__version__}{suffix}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    for row in table:
-        print(json.dumps(row))
-    print(f"load average {os.getloadavg()}, written to {out}")
+    write_result(result, args, dirs, "write_floor_capi")
 
 
 if __name__ == "__main__":
