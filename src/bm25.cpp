@@ -1,6 +1,7 @@
 #include "bm25.hpp"
 
 #include "hybrid_parts.hpp"
+#include "journal_overlay.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -133,24 +134,6 @@ double Bm25Contribution(double n, double df, int32_t tf, int32_t len, double avg
 }
 
 namespace {
-
-bool Visible(int64_t vf, int64_t vt, int64_t at) {
-	return vf <= at && at < vt;
-}
-
-// Which base documents the journal overrides.
-std::vector<uint8_t> DeadBase(const Bm25Input &in) {
-	std::vector<uint8_t> dead(in.base ? in.base->ids.size() : 0, 0);
-	if (in.base) {
-		for (int64_t id : in.touched) {
-			auto it = in.base->doc_of.find(id);
-			if (it != in.base->doc_of.end()) {
-				dead[static_cast<size_t>(it->second)] = 1;
-			}
-		}
-	}
-	return dead;
-}
 
 struct Stats {
 	int64_t n = 0;

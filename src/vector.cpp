@@ -1,6 +1,7 @@
 #include "vector.hpp"
 
 #include "hybrid_parts.hpp"
+#include "journal_overlay.hpp"
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define ANATID_SCREEN_AVX2 1
@@ -21,10 +22,6 @@
 namespace anatid {
 
 namespace {
-
-bool Visible(int64_t vf, int64_t vt, int64_t at) {
-	return vf <= at && at < vt;
-}
 
 // Screen blocks hold kScreenBlock vectors in pairs of dimensions (an odd dim gets a zero
 // code): pair p of lane j is bytes p * 2 * kScreenBlock + 2 * j and the one after it.
@@ -231,21 +228,22 @@ namespace {
 
 thread_local size_t last_rescored = 0;
 
-std::vector<uint8_t> DeadBase(const CosineInput &in) {
-	std::vector<uint8_t> dead(in.base ? in.base->ids.size() : 0, 0);
-	if (in.base) {
-		for (int64_t id : in.touched) {
-			auto it = in.base->doc_of.find(id);
-			if (it != in.base->doc_of.end()) {
-				dead[static_cast<size_t>(it->second)] = 1;
-			}
-		}
-	}
-	return dead;
-}
-
 float Cosine(double dot, double norm, double qnorm) {
 	return static_cast<float>(dot / (norm * qnorm));
+}
+
+// Scores the visible journal vectors exactly (both top-k paths end with this).
+void AddJournal(const CosineInput &in, std::vector<ArmHit> &out) {
+	for (const JournalVector &v : in.vectors) {
+		if (!Visible(v.vf, v.vt, in.valid_at)) {
+			continue;
+		}
+		double dot = 0.0;
+		for (size_t d = 0; d < in.dim; d++) {
+			dot += static_cast<double>(v.values[d]) * in.query[d];
+		}
+		out.push_back(ArmHit {v.id, Cosine(dot, v.norm, in.query_norm)});
+	}
 }
 
 } // namespace
@@ -335,16 +333,7 @@ std::vector<ArmHit> CosineTopKExact(const CosineInput &in) {
 		}
 		out = std::move(cand);
 	}
-	for (const JournalVector &v : in.vectors) {
-		if (!Visible(v.vf, v.vt, in.valid_at)) {
-			continue;
-		}
-		double dot = 0.0;
-		for (size_t d = 0; d < in.dim; d++) {
-			dot += static_cast<double>(v.values[d]) * in.query[d];
-		}
-		out.push_back(ArmHit {v.id, Cosine(dot, v.norm, in.query_norm)});
-	}
+	AddJournal(in, out);
 	RankArm(out, in.depth);
 	return out;
 }
@@ -360,19 +349,6 @@ float ExactScore(const VectorGeneration &b, size_t i, const double *q, double qn
 		dot += static_cast<double>(block[d * kVectorBlock + lane]) * q[d];
 	}
 	return Cosine(dot, b.norms[i], qnorm);
-}
-
-void AddJournal(const CosineInput &in, std::vector<ArmHit> &out) {
-	for (const JournalVector &v : in.vectors) {
-		if (!Visible(v.vf, v.vt, in.valid_at)) {
-			continue;
-		}
-		double dot = 0.0;
-		for (size_t d = 0; d < in.dim; d++) {
-			dot += static_cast<double>(v.values[d]) * in.query[d];
-		}
-		out.push_back(ArmHit {v.id, Cosine(dot, v.norm, in.query_norm)});
-	}
 }
 
 } // namespace
