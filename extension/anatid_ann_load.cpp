@@ -7,6 +7,7 @@
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "capi_util.hpp"
+#include "generation_scalar.hpp"
 #include "hnsw_cache.hpp"
 
 #include <stdexcept>
@@ -19,15 +20,11 @@ namespace {
 using namespace graph_binding;
 
 void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
-	const idx_t n = duckdb_data_chunk_get_size(input);
-	duckdb_vector ids = duckdb_data_chunk_get_vector(input, 0);
-	duckdb_vector nonces = duckdb_data_chunk_get_vector(input, 1);
 	duckdb_vector blobs = duckdb_data_chunk_get_vector(input, 2);
-	auto *out = static_cast<int64_t *>(duckdb_vector_get_data(output));
 	auto &cache = AnnCache::Instance();
-	for (idx_t row = 0; row < n; row++) {
+	MapRows<int64_t>(input, output, [&](idx_t row) {
 		AnnKey key {0, 0};
-		if (!Scalar(ids, row, key.gen_id) || !Scalar(nonces, row, key.nonce)) {
+		if (!AnnKeyArg(input, row, key)) {
 			throw std::invalid_argument("anatid_ann_load: generation_id and nonce must not be NULL");
 		}
 		auto resident = cache.Get(key);
@@ -46,8 +43,8 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 			}
 			cache.Put(key, resident);
 		}
-		out[row] = int64_t(resident->MemoryBytes());
-	}
+		return int64_t(resident->MemoryBytes());
+	});
 }
 
 } // namespace

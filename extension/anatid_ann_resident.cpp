@@ -6,9 +6,8 @@
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "capi_util.hpp"
+#include "generation_scalar.hpp"
 #include "hnsw_cache.hpp"
-
-#include <stdexcept>
 
 namespace anatid {
 
@@ -17,15 +16,11 @@ namespace {
 using namespace graph_binding;
 
 void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
-	const idx_t n = duckdb_data_chunk_get_size(input);
-	duckdb_vector ids = duckdb_data_chunk_get_vector(input, 0);
-	duckdb_vector nonces = duckdb_data_chunk_get_vector(input, 1);
-	auto *out = static_cast<bool *>(duckdb_vector_get_data(output));
 	auto &cache = AnnCache::Instance();
-	for (idx_t row = 0; row < n; row++) {
+	MapRows<bool>(input, output, [&](idx_t row) {
 		AnnKey key {0, 0};
-		out[row] = Scalar(ids, row, key.gen_id) && Scalar(nonces, row, key.nonce) && cache.Contains(key);
-	}
+		return AnnKeyArg(input, row, key) && cache.Contains(key);
+	});
 }
 
 } // namespace

@@ -29,7 +29,8 @@ void RegisterAnatidVersion(duckdb_connection connection);
 // anatid_hybrid_rank(<33 arguments>) -> LIST(STRUCT(memory_id, score, rv, rt, rg, hop)): the native
 // half of anatid.anatid_hybrid (scores, ranks and fuses; see anatid_hybrid_rank.cpp).
 void RegisterAnatidHybridRank(duckdb_connection connection);
-// anatid_hybrid_cached(kind, generation, nonce) -> BOOLEAN: whether this process holds it parsed.
+// anatid_hybrid_cached(kind, generation, nonce) -> BOOLEAN: whether this process holds it parsed
+// (anatid_hybrid_cached.cpp).
 void RegisterAnatidHybridCached(duckdb_connection connection);
 // anatid_hybrid_recall.cpp: the lean aggregate the Python engine calls
 void RegisterAnatidHybridRecall(duckdb_connection connection);

@@ -80,11 +80,16 @@ inline std::shared_ptr<const graph::Generation> ResidentOrParse(int64_t id, cons
 	return parsed;
 }
 
+// Whether a NULL argument makes the result NULL without a call (DuckDB's default), or
+// reaches the function, which decides (special handling).
+enum class NullArguments { kNullResult, kReachFunction };
+
 // Registers `name(params...) -> result` as a volatile scalar: the graph scalars read or
 // change the process cache, so DuckDB must never fold or skip a call.
 inline void RegisterVolatileScalar(duckdb_connection connection, const char *name,
                                    std::initializer_list<duckdb_type> params, duckdb_type result,
-                                   duckdb_scalar_function_t execute) {
+                                   duckdb_scalar_function_t execute,
+                                   NullArguments nulls = NullArguments::kNullResult) {
 	duckdb_scalar_function f = duckdb_create_scalar_function();
 	duckdb_scalar_function_set_name(f, name);
 	for (duckdb_type p : params) {
@@ -95,6 +100,9 @@ inline void RegisterVolatileScalar(duckdb_connection connection, const char *nam
 	duckdb_logical_type r = Type(result);
 	duckdb_scalar_function_set_return_type(f, r);
 	duckdb_destroy_logical_type(&r);
+	if (nulls == NullArguments::kReachFunction) {
+		duckdb_scalar_function_set_special_handling(f);
+	}
 	duckdb_scalar_function_set_volatile(f);
 	duckdb_scalar_function_set_function(f, execute);
 	const duckdb_state state = duckdb_register_scalar_function(connection, f);

@@ -8,6 +8,7 @@
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "capi_util.hpp"
+#include "generation_scalar.hpp"
 #include "graph_cache.hpp"
 
 #include <stdexcept>
@@ -20,13 +21,10 @@ namespace {
 using namespace graph_binding;
 
 void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
-	const idx_t n = duckdb_data_chunk_get_size(input);
-	duckdb_vector ids = duckdb_data_chunk_get_vector(input, 0);
 	duckdb_vector blobs = duckdb_data_chunk_get_vector(input, 1);
-	auto *out = static_cast<int64_t *>(duckdb_vector_get_data(output));
-	for (idx_t row = 0; row < n; row++) {
+	MapRows<int64_t>(input, output, [&](idx_t row) {
 		int64_t id = 0;
-		if (!Scalar(ids, row, id)) {
+		if (!GraphGenerationArg(input, row, id)) {
 			throw std::invalid_argument("anatid_graph_load: generation_id is NULL");
 		}
 		const char *blob = nullptr;
@@ -36,8 +34,8 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 		if (!resident) {
 			throw std::invalid_argument("anatid_graph_load: the BLOB of generation " + std::to_string(id) + " is NULL");
 		}
-		out[row] = int64_t(resident->ByteSize());
-	}
+		return int64_t(resident->ByteSize());
+	});
 }
 
 } // namespace

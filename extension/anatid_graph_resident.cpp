@@ -7,9 +7,8 @@
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "capi_util.hpp"
+#include "generation_scalar.hpp"
 #include "graph_cache.hpp"
-
-#include <stdexcept>
 
 namespace anatid {
 
@@ -18,14 +17,11 @@ namespace {
 using namespace graph_binding;
 
 void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
-	const idx_t n = duckdb_data_chunk_get_size(input);
-	duckdb_vector ids = duckdb_data_chunk_get_vector(input, 0);
-	auto *out = static_cast<bool *>(duckdb_vector_get_data(output));
 	auto &cache = graph::GenerationCache::Instance();
-	for (idx_t row = 0; row < n; row++) {
+	MapRows<bool>(input, output, [&](idx_t row) {
 		int64_t id = 0;
-		out[row] = Scalar(ids, row, id) && cache.Contains(id);
-	}
+		return GraphGenerationArg(input, row, id) && cache.Contains(id);
+	});
 }
 
 } // namespace

@@ -1,12 +1,12 @@
 // anatid_hybrid_rank(...) -> LIST(STRUCT(memory_id, score, rv, rt, rg, hop))
-// anatid_hybrid_cached(kind VARCHAR, generation BIGINT, nonce BIGINT) -> BOOLEAN
 //
 // The native half of anatid.anatid_hybrid (the table macro in anatid_hybrid_sql.hpp
 // gathers these arguments from the caller's tables in the caller's transaction).
 // anatid_hybrid_rank takes the base generations (BLOB parts, NULL when cached), the
 // journal rows, the query and the graph arm's ranked ids, runs the core
-// (src/hybrid.hpp) and returns the fused top k. anatid_hybrid_cached lets the macro
-// skip reading generation BLOBs that this process has already parsed.
+// (src/hybrid.hpp) and returns the fused top k. anatid_hybrid_cached
+// (anatid_hybrid_cached.cpp) lets the macro skip reading generation BLOBs that this
+// process has already parsed.
 #include "anatid_extension.hpp"
 #include "capi_util.hpp"
 #include "hybrid.hpp"
@@ -330,30 +330,6 @@ void RankExecute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector ou
 	}
 }
 
-void CachedExecute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
-	const idx_t rows = duckdb_data_chunk_get_size(input);
-	duckdb_vector kinds = duckdb_data_chunk_get_vector(input, 0);
-	duckdb_vector gens = duckdb_data_chunk_get_vector(input, 1);
-	duckdb_vector nonces = duckdb_data_chunk_get_vector(input, 2);
-	auto *kind_data = static_cast<duckdb_string_t *>(duckdb_vector_get_data(kinds));
-	auto *out = static_cast<bool *>(duckdb_vector_get_data(output));
-	for (idx_t row = 0; row < rows; row++) {
-		GenerationKey key {0, 0};
-		out[row] = false;
-		if (!IsValid(kinds, row) || !Scalar(gens, row, key.id) || !Scalar(nonces, row, key.nonce)) {
-			continue;
-		}
-		const std::string_view kind(duckdb_string_t_data(&kind_data[row]), duckdb_string_t_length(kind_data[row]));
-		if (kind == "text") {
-			out[row] = HasGeneration(GenerationKind::kText, key);
-		} else if (kind == "vector") {
-			out[row] = HasGeneration(GenerationKind::kVector, key);
-		} else {
-			throw std::invalid_argument("anatid_hybrid_cached: kind must be 'text' or 'vector'");
-		}
-	}
-}
-
 // ---- registration -----------------------------------------------------------------
 duckdb_logical_type MakeType(duckdb_type type, int list_depth) {
 	duckdb_logical_type t = duckdb_create_logical_type(type);
@@ -405,25 +381,6 @@ void RegisterAnatidHybridRank(duckdb_connection connection) {
 	duckdb_scalar_function_set_volatile(f);         // reads the process-wide generation cache
 	duckdb_scalar_function_set_function(f, GuardScalar<RankExecute>);
 	RegisterScalar(connection, f, "anatid_hybrid_rank");
-}
-
-void RegisterAnatidHybridCached(duckdb_connection connection) {
-	duckdb_scalar_function f = duckdb_create_scalar_function();
-	duckdb_scalar_function_set_name(f, "anatid_hybrid_cached");
-	duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
-	duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
-	duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
-	duckdb_scalar_function_add_parameter(f, varchar);
-	duckdb_scalar_function_add_parameter(f, bigint);
-	duckdb_scalar_function_add_parameter(f, bigint);
-	duckdb_scalar_function_set_return_type(f, boolean);
-	duckdb_destroy_logical_type(&varchar);
-	duckdb_destroy_logical_type(&bigint);
-	duckdb_destroy_logical_type(&boolean);
-	duckdb_scalar_function_set_special_handling(f);
-	duckdb_scalar_function_set_volatile(f); // the answer changes as the cache fills
-	duckdb_scalar_function_set_function(f, GuardScalar<CachedExecute>);
-	RegisterScalar(connection, f, "anatid_hybrid_cached");
 }
 
 } // namespace anatid
