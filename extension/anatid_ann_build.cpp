@@ -10,6 +10,7 @@
 // m, ef_construction and seed must be constant.
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
+#include "boxed_aggregate.hpp"
 #include "capi_util.hpp"
 #include "hnsw.hpp"
 
@@ -130,11 +131,9 @@ void RegisterAnatidAnnBuild(duckdb_connection connection) {
 		duckdb_aggregate_function_add_parameter(f, t);
 		duckdb_destroy_logical_type(&t);
 	}
-	duckdb_logical_type flt = Type(DUCKDB_TYPE_FLOAT);
-	duckdb_logical_type list = duckdb_create_list_type(flt);
-	duckdb_aggregate_function_add_parameter(f, list);
-	duckdb_destroy_logical_type(&list);
-	duckdb_destroy_logical_type(&flt);
+	duckdb_logical_type floats = ListOf(DUCKDB_TYPE_FLOAT);
+	duckdb_aggregate_function_add_parameter(f, floats);
+	duckdb_destroy_logical_type(&floats);
 	const duckdb_type tail[] = {DUCKDB_TYPE_INTEGER, DUCKDB_TYPE_INTEGER, DUCKDB_TYPE_BIGINT};
 	for (duckdb_type type : tail) {
 		duckdb_logical_type t = Type(type);
@@ -144,16 +143,8 @@ void RegisterAnatidAnnBuild(duckdb_connection connection) {
 	duckdb_logical_type blob = Type(DUCKDB_TYPE_BLOB);
 	duckdb_aggregate_function_set_return_type(f, blob);
 	duckdb_destroy_logical_type(&blob);
-	duckdb_aggregate_function_set_functions(f, Boxed::Size, GuardAggregateInit<Boxed::Init>,
-	                                        GuardAggregateUpdate<Update>, GuardAggregateCombine<Combine>,
-	                                        GuardAggregateFinalize<Finalize>);
-	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
-	duckdb_aggregate_function_set_special_handling(f);
-	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
-	duckdb_destroy_aggregate_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error("anatid: could not register aggregate function anatid_ann_build");
-	}
+	SetBoxedAggregateFunctions<State, Update, Combine, Finalize>(f);
+	RegisterAggregate(connection, f, "anatid_ann_build");
 }
 
 } // namespace anatid

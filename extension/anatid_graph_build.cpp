@@ -9,6 +9,7 @@
 // python/anatid/indexes/graph.py selects the rows (what "trusted" means lives there).
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
+#include "boxed_aggregate.hpp"
 #include "capi_util.hpp"
 #include "graph_generation.hpp"
 
@@ -30,22 +31,7 @@ struct BuildState {
 };
 
 BuildState *&StateOf(duckdb_aggregate_state state) {
-	return *reinterpret_cast<BuildState **>(state);
-}
-
-idx_t StateSize(duckdb_function_info) {
-	return sizeof(BuildState *);
-}
-
-void StateInit(duckdb_function_info, duckdb_aggregate_state state) {
-	StateOf(state) = new BuildState();
-}
-
-void StateDestroy(duckdb_aggregate_state *states, idx_t count) {
-	for (idx_t i = 0; i < count; i++) {
-		delete StateOf(states[i]);
-		StateOf(states[i]) = nullptr;
-	}
+	return BoxedState<BuildState>::Of(state);
 }
 
 void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
@@ -155,15 +141,8 @@ void RegisterAnatidGraphBuild(duckdb_connection connection) {
 	duckdb_logical_type blob = Type(DUCKDB_TYPE_BLOB);
 	duckdb_aggregate_function_set_return_type(f, blob);
 	duckdb_destroy_logical_type(&blob);
-	duckdb_aggregate_function_set_functions(f, StateSize, GuardAggregateInit<StateInit>, GuardAggregateUpdate<Update>,
-	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
-	duckdb_aggregate_function_set_destructor(f, StateDestroy);
-	duckdb_aggregate_function_set_special_handling(f);
-	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
-	duckdb_destroy_aggregate_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error("anatid: could not register aggregate function anatid_graph_build");
-	}
+	SetBoxedAggregateFunctions<BuildState, Update, Combine, Finalize>(f);
+	RegisterAggregate(connection, f, "anatid_graph_build");
 }
 
 } // namespace anatid

@@ -1,10 +1,11 @@
 // Vector readers, the generation lookup and the scalar registration shared by the
-// anatid_graph_* bindings (inline, header only).
+// anatid_graph_* bindings (inline, header only). Type() and the list types: logical_types.hpp.
 #pragma once
 
 #include "anatid_extension.hpp"
 #include "capi_util.hpp"
 #include "graph_cache.hpp"
+#include "logical_types.hpp"
 
 #include <cstdint>
 #include <initializer_list>
@@ -55,10 +56,6 @@ inline bool StringList(duckdb_vector v, idx_t row, std::vector<std::string> &out
 		}
 	}
 	return true;
-}
-
-inline duckdb_logical_type Type(duckdb_type t) {
-	return duckdb_create_logical_type(t);
 }
 
 // The generation `id` as this process holds it; else, when `blob` is given, parsed from

@@ -16,6 +16,7 @@
 // caller can load it or fall back without aborting its transaction.
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
+#include "boxed_aggregate.hpp"
 #include "capi_util.hpp"
 #include "graph_cache.hpp"
 #include "graph_codec.hpp"
@@ -230,20 +231,11 @@ duckdb_aggregate_function RecallFunction(bool with_blob) {
 		duckdb_aggregate_function_add_parameter(f, blob);
 		duckdb_destroy_logical_type(&blob);
 	}
-	duckdb_logical_type members[3] = {Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_INTEGER), Type(DUCKDB_TYPE_DOUBLE)};
-	const char *names[3] = {"memory_id", "hop", "score"};
-	duckdb_logical_type hit = duckdb_create_struct_type(members, names, 3);
-	duckdb_logical_type list = duckdb_create_list_type(hit);
-	duckdb_aggregate_function_set_return_type(f, list);
-	duckdb_destroy_logical_type(&list);
-	duckdb_destroy_logical_type(&hit);
-	for (auto &m : members) {
-		duckdb_destroy_logical_type(&m);
-	}
-	duckdb_aggregate_function_set_functions(f, Boxed::Size, GuardAggregateInit<Boxed::Init>, GuardAggregateUpdate<Update>,
-	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
-	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
-	duckdb_aggregate_function_set_special_handling(f); // the BLOB argument is NULL on most rows
+	duckdb_logical_type hits = ListOfStruct(
+	    {{"memory_id", Type(DUCKDB_TYPE_BIGINT)}, {"hop", Type(DUCKDB_TYPE_INTEGER)}, {"score", Type(DUCKDB_TYPE_DOUBLE)}});
+	duckdb_aggregate_function_set_return_type(f, hits);
+	duckdb_destroy_logical_type(&hits);
+	SetBoxedAggregateFunctions<RecallState, Update, Combine, Finalize>(f); // the BLOB argument is NULL on most rows
 	return f;
 }
 

@@ -10,6 +10,8 @@
 #include "anatid_extension.hpp"
 #include "capi_util.hpp"
 #include "hybrid.hpp"
+#include "hybrid_hits.hpp"
+#include "logical_types.hpp"
 #include "text_journal.hpp"
 
 #include <algorithm>
@@ -280,7 +282,6 @@ void ReadVectorArm(duckdb_data_chunk input, idx_t row, HybridRequest &req, std::
 void RankExecute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output) {
 	const idx_t rows = duckdb_data_chunk_get_size(input);
 	auto *out_lists = static_cast<duckdb_list_entry *>(duckdb_vector_get_data(output));
-	duckdb_vector child = duckdb_list_vector_get_child(output);
 	idx_t total = duckdb_list_vector_get_size(output);
 	for (idx_t row = 0; row < rows; row++) {
 		std::shared_ptr<const TextGeneration> tbase;
@@ -298,31 +299,9 @@ void RankExecute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector ou
 
 		duckdb_list_vector_reserve(output, total + hits.size());
 		duckdb_list_vector_set_size(output, total + hits.size());
-		child = duckdb_list_vector_get_child(output);
-		auto *ids = static_cast<int64_t *>(duckdb_vector_get_data(duckdb_struct_vector_get_child(child, 0)));
-		auto *scores = static_cast<double *>(duckdb_vector_get_data(duckdb_struct_vector_get_child(child, 1)));
-		duckdb_vector ranks[3] = {duckdb_struct_vector_get_child(child, 2), duckdb_struct_vector_get_child(child, 3),
-		                          duckdb_struct_vector_get_child(child, 4)};
-		duckdb_vector hop_vec = duckdb_struct_vector_get_child(child, 5);
-		auto *hops = static_cast<int32_t *>(duckdb_vector_get_data(hop_vec));
+		const HybridHitWriter writer(duckdb_list_vector_get_child(output));
 		for (size_t i = 0; i < hits.size(); i++) {
-			const idx_t at = total + i;
-			const HybridHit &h = hits[i];
-			ids[at] = h.id;
-			scores[at] = h.score;
-			const int64_t r[3] = {h.rank_vector, h.rank_text, h.rank_graph};
-			for (int a = 0; a < 3; a++) {
-				static_cast<int64_t *>(duckdb_vector_get_data(ranks[a]))[at] = r[a];
-				if (r[a] == 0) {
-					duckdb_vector_ensure_validity_writable(ranks[a]);
-					duckdb_validity_set_row_invalid(duckdb_vector_get_validity(ranks[a]), at);
-				}
-			}
-			hops[at] = h.hop;
-			if (h.hop < 0) {
-				duckdb_vector_ensure_validity_writable(hop_vec);
-				duckdb_validity_set_row_invalid(duckdb_vector_get_validity(hop_vec), at);
-			}
+			writer.Write(total + i, hits[i]);
 		}
 		out_lists[row].offset = total;
 		out_lists[row].length = hits.size();
@@ -339,21 +318,6 @@ duckdb_logical_type MakeType(duckdb_type type, int list_depth) {
 		t = list;
 	}
 	return t;
-}
-
-duckdb_logical_type ResultType() {
-	const char *names[] = {"memory_id", "score", "rv", "rt", "rg", "hop"};
-	duckdb_logical_type members[] = {
-	    duckdb_create_logical_type(DUCKDB_TYPE_BIGINT), duckdb_create_logical_type(DUCKDB_TYPE_DOUBLE),
-	    duckdb_create_logical_type(DUCKDB_TYPE_BIGINT), duckdb_create_logical_type(DUCKDB_TYPE_BIGINT),
-	    duckdb_create_logical_type(DUCKDB_TYPE_BIGINT), duckdb_create_logical_type(DUCKDB_TYPE_INTEGER)};
-	duckdb_logical_type row = duckdb_create_struct_type(members, names, 6);
-	for (auto &m : members) {
-		duckdb_destroy_logical_type(&m);
-	}
-	duckdb_logical_type list = duckdb_create_list_type(row);
-	duckdb_destroy_logical_type(&row);
-	return list;
 }
 
 void RegisterScalar(duckdb_connection connection, duckdb_scalar_function function, const char *name) {
@@ -374,7 +338,7 @@ void RegisterAnatidHybridRank(duckdb_connection connection) {
 		duckdb_scalar_function_add_parameter(f, t);
 		duckdb_destroy_logical_type(&t);
 	}
-	duckdb_logical_type result = ResultType();
+	duckdb_logical_type result = ListOfStruct(HybridHitFields());
 	duckdb_scalar_function_set_return_type(f, result);
 	duckdb_destroy_logical_type(&result);
 	duckdb_scalar_function_set_special_handling(f); // NULL arguments mean "absent", not "NULL result"

@@ -36,9 +36,11 @@
 // anatid_memories for those ids only. So the caller feeds the text rows whenever it can.
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
+#include "boxed_aggregate.hpp"
 #include "capi_util.hpp"
 #include "hnsw_cache.hpp"
 #include "hybrid.hpp"
+#include "hybrid_hits.hpp"
 #include "text_journal.hpp"
 
 #include <algorithm>
@@ -423,11 +425,6 @@ std::vector<Hydrated> Hydrate(State &s, const std::vector<HybridHit> &hits,
 	return out;
 }
 
-void SetNull(duckdb_vector v, idx_t at) {
-	duckdb_vector_ensure_validity_writable(v);
-	duckdb_validity_set_row_invalid(duckdb_vector_get_validity(v), at);
-}
-
 void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vector result, idx_t count,
               idx_t offset) {
 	auto *entries = static_cast<duckdb_list_entry *>(duckdb_vector_get_data(result));
@@ -451,29 +448,12 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 		duckdb_list_vector_reserve(result, total + hits.size());
 		duckdb_list_vector_set_size(result, total + hits.size());
 		duckdb_vector child = duckdb_list_vector_get_child(result);
-		auto *ids = static_cast<int64_t *>(duckdb_vector_get_data(duckdb_struct_vector_get_child(child, 0)));
-		auto *scores = static_cast<double *>(duckdb_vector_get_data(duckdb_struct_vector_get_child(child, 1)));
-		duckdb_vector ranks[3] = {duckdb_struct_vector_get_child(child, 2), duckdb_struct_vector_get_child(child, 3),
-		                          duckdb_struct_vector_get_child(child, 4)};
-		duckdb_vector hop_vec = duckdb_struct_vector_get_child(child, 5);
-		auto *hops = static_cast<int32_t *>(duckdb_vector_get_data(hop_vec));
+		const HybridHitWriter writer(child);
 		duckdb_vector content_vec = duckdb_struct_vector_get_child(child, 6);
 		duckdb_vector kind_vec = duckdb_struct_vector_get_child(child, 7);
 		for (size_t h = 0; h < hits.size(); h++) {
 			const idx_t at = total + h;
-			ids[at] = hits[h].id;
-			scores[at] = hits[h].score;
-			const int64_t r[3] = {hits[h].rank_vector, hits[h].rank_text, hits[h].rank_graph};
-			for (int a = 0; a < 3; a++) {
-				static_cast<int64_t *>(duckdb_vector_get_data(ranks[a]))[at] = r[a];
-				if (r[a] == 0) {
-					SetNull(ranks[a], at);
-				}
-			}
-			hops[at] = hits[h].hop;
-			if (hits[h].hop < 0) {
-				SetNull(hop_vec, at);
-			}
+			writer.Write(at, hits[h]);
 			if (hydrated[h].ok) {
 				duckdb_vector_assign_string_element_len(content_vec, at, hydrated[h].content.data(),
 				                                        hydrated[h].content.size());
@@ -489,13 +469,6 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 	}
 }
 
-duckdb_logical_type ListOfType(duckdb_type t) {
-	duckdb_logical_type e = Type(t);
-	duckdb_logical_type l = duckdb_create_list_type(e);
-	duckdb_destroy_logical_type(&e);
-	return l;
-}
-
 } // namespace
 
 void RegisterAnatidHybridRecall(duckdb_connection connection) {
@@ -505,32 +478,19 @@ void RegisterAnatidHybridRecall(duckdb_connection connection) {
 	                                Type(DUCKDB_TYPE_BIGINT),        Type(DUCKDB_TYPE_BIGINT),
 	                                Type(DUCKDB_TYPE_BIGINT),        Type(DUCKDB_TYPE_INTEGER),
 	                                Type(DUCKDB_TYPE_DOUBLE),        Type(DUCKDB_TYPE_VARCHAR),
-	                                ListOfType(DUCKDB_TYPE_FLOAT),   Type(DUCKDB_TYPE_BLOB)};
+	                                ListOf(DUCKDB_TYPE_FLOAT),       Type(DUCKDB_TYPE_BLOB)};
 	for (auto &p : params) {
 		duckdb_aggregate_function_add_parameter(f, p);
 		duckdb_destroy_logical_type(&p);
 	}
-	const char *names[] = {"memory_id", "score", "rv", "rt", "rg", "hop", "content", "kind"};
-	duckdb_logical_type members[] = {Type(DUCKDB_TYPE_BIGINT),  Type(DUCKDB_TYPE_DOUBLE),  Type(DUCKDB_TYPE_BIGINT),
-	                                 Type(DUCKDB_TYPE_BIGINT),  Type(DUCKDB_TYPE_BIGINT),  Type(DUCKDB_TYPE_INTEGER),
-	                                 Type(DUCKDB_TYPE_VARCHAR), Type(DUCKDB_TYPE_VARCHAR)};
-	duckdb_logical_type hit = duckdb_create_struct_type(members, names, 8);
-	duckdb_logical_type list = duckdb_create_list_type(hit);
-	duckdb_aggregate_function_set_return_type(f, list);
-	duckdb_destroy_logical_type(&list);
-	duckdb_destroy_logical_type(&hit);
-	for (auto &m : members) {
-		duckdb_destroy_logical_type(&m);
-	}
-	duckdb_aggregate_function_set_functions(f, Boxed::Size, GuardAggregateInit<Boxed::Init>, GuardAggregateUpdate<Update>,
-	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
-	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
-	duckdb_aggregate_function_set_special_handling(f); // most columns are NULL on most rows
-	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
-	duckdb_destroy_aggregate_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error("anatid: could not register aggregate function anatid_hybrid_recall");
-	}
+	std::vector<StructField> fields = HybridHitFields();
+	fields.push_back({"content", Type(DUCKDB_TYPE_VARCHAR)});
+	fields.push_back({"kind", Type(DUCKDB_TYPE_VARCHAR)});
+	duckdb_logical_type hits = ListOfStruct(std::move(fields));
+	duckdb_aggregate_function_set_return_type(f, hits);
+	duckdb_destroy_logical_type(&hits);
+	SetBoxedAggregateFunctions<State, Update, Combine, Finalize>(f); // most columns are NULL on most rows
+	RegisterAggregate(connection, f, "anatid_hybrid_recall");
 }
 
 } // namespace anatid

@@ -102,6 +102,12 @@ bool Scalar(duckdb_vector v, idx_t row, T &out) {
 	return true;
 }
 
+// Marks one row of an output vector NULL.
+inline void SetNull(duckdb_vector v, idx_t row) {
+	duckdb_vector_ensure_validity_writable(v);
+	duckdb_validity_set_row_invalid(duckdb_vector_get_validity(v), row);
+}
+
 // An aggregate state that owns a heap object S: DuckDB hands out raw bytes, so the
 // state is a pointer, created in Init and freed in Destroy.
 template <class S>

@@ -1,0 +1,37 @@
+// Wiring and registering an anatid aggregate (anatid_graph_build, anatid_graph_recall,
+// anatid_ann_build, anatid_hybrid_recall). All keep their state as a BoxedState<S>
+// (capi_util.hpp), wrap every callback in its guard and let NULL arguments reach Update
+// (in their inputs NULL means "absent"); written once so the four cannot drift apart.
+#pragma once
+
+#include "anatid_extension.hpp"
+#include "capi_util.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace anatid {
+
+// Sets the state size, init, update, combine, finalize and destructor of `f` for a
+// BoxedState<S>, each callback behind its guard, and special handling for NULL arguments.
+template <class S, void (*Update)(duckdb_function_info, duckdb_data_chunk, duckdb_aggregate_state *),
+          void (*Combine)(duckdb_function_info, duckdb_aggregate_state *, duckdb_aggregate_state *, idx_t),
+          void (*Finalize)(duckdb_function_info, duckdb_aggregate_state *, duckdb_vector, idx_t, idx_t)>
+void SetBoxedAggregateFunctions(duckdb_aggregate_function f) {
+	using Boxed = BoxedState<S>;
+	duckdb_aggregate_function_set_functions(f, Boxed::Size, GuardAggregateInit<Boxed::Init>, GuardAggregateUpdate<Update>,
+	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
+	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
+	duckdb_aggregate_function_set_special_handling(f);
+}
+
+// Registers `f` and destroys the handle; throws naming `name` when DuckDB refuses it.
+inline void RegisterAggregate(duckdb_connection connection, duckdb_aggregate_function f, const char *name) {
+	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
+	duckdb_destroy_aggregate_function(&f);
+	if (state == DuckDBError) {
+		throw std::runtime_error(std::string("anatid: could not register aggregate function ") + name);
+	}
+}
+
+} // namespace anatid
