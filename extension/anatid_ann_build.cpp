@@ -111,8 +111,7 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 	for (idx_t i = 0; i < count; i++) {
 		State &s = *Boxed::Of(source[i]);
 		if (!s.have_params) { // no rows: no index
-			duckdb_vector_ensure_validity_writable(result);
-			duckdb_validity_set_row_invalid(duckdb_vector_get_validity(result), offset + i);
+			SetNull(result, offset + i);
 			continue;
 		}
 		const std::string blob = HnswIndex::Build(s.dim, std::move(s.rows), s.vectors, s.params)->Serialize();
@@ -123,27 +122,11 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 } // namespace
 
 void RegisterAnatidAnnBuild(duckdb_connection connection) {
-	duckdb_aggregate_function f = duckdb_create_aggregate_function();
-	duckdb_aggregate_function_set_name(f, "anatid_ann_build");
-	const duckdb_type types[] = {DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_DOUBLE};
-	for (duckdb_type type : types) {
-		duckdb_logical_type t = Type(type);
-		duckdb_aggregate_function_add_parameter(f, t);
-		duckdb_destroy_logical_type(&t);
-	}
-	duckdb_logical_type floats = ListOf(DUCKDB_TYPE_FLOAT);
-	duckdb_aggregate_function_add_parameter(f, floats);
-	duckdb_destroy_logical_type(&floats);
-	const duckdb_type tail[] = {DUCKDB_TYPE_INTEGER, DUCKDB_TYPE_INTEGER, DUCKDB_TYPE_BIGINT};
-	for (duckdb_type type : tail) {
-		duckdb_logical_type t = Type(type);
-		duckdb_aggregate_function_add_parameter(f, t);
-		duckdb_destroy_logical_type(&t);
-	}
-	duckdb_logical_type blob = Type(DUCKDB_TYPE_BLOB);
-	duckdb_aggregate_function_set_return_type(f, blob);
-	duckdb_destroy_logical_type(&blob);
-	SetBoxedAggregateFunctions<State, Update, Combine, Finalize>(f);
+	duckdb_aggregate_function f = MakeBoxedAggregate<State, Update, Combine, Finalize>(
+	    "anatid_ann_build",
+	    {Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_DOUBLE),
+	     ListOf(DUCKDB_TYPE_FLOAT), Type(DUCKDB_TYPE_INTEGER), Type(DUCKDB_TYPE_INTEGER), Type(DUCKDB_TYPE_BIGINT)},
+	    Type(DUCKDB_TYPE_BLOB));
 	RegisterAggregate(connection, f, "anatid_ann_build");
 }
 

@@ -115,8 +115,7 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 	for (idx_t i = 0; i < count; i++) {
 		BuildState &s = *StateOf(source[i]);
 		if (!s.have_header) {
-			duckdb_vector_ensure_validity_writable(result);
-			duckdb_validity_set_row_invalid(duckdb_vector_get_validity(result), offset + i);
+			SetNull(result, offset + i);
 			continue;
 		}
 		auto generation = graph::Generation::Build(s.header, std::move(s.input));
@@ -128,20 +127,11 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 } // namespace
 
 void RegisterAnatidGraphBuild(duckdb_connection connection) {
-	duckdb_aggregate_function f = duckdb_create_aggregate_function();
-	duckdb_aggregate_function_set_name(f, "anatid_graph_build");
-	const duckdb_type types[kArgCount] = {DUCKDB_TYPE_TINYINT, DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT,
-	                                      DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT,
-	                                      DUCKDB_TYPE_TIMESTAMP};
-	for (duckdb_type type : types) {
-		duckdb_logical_type t = Type(type);
-		duckdb_aggregate_function_add_parameter(f, t);
-		duckdb_destroy_logical_type(&t);
-	}
-	duckdb_logical_type blob = Type(DUCKDB_TYPE_BLOB);
-	duckdb_aggregate_function_set_return_type(f, blob);
-	duckdb_destroy_logical_type(&blob);
-	SetBoxedAggregateFunctions<BuildState, Update, Combine, Finalize>(f);
+	duckdb_aggregate_function f = MakeBoxedAggregate<BuildState, Update, Combine, Finalize>(
+	    "anatid_graph_build",
+	    {Type(DUCKDB_TYPE_TINYINT), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_VARCHAR),
+	     Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_TIMESTAMP)},
+	    Type(DUCKDB_TYPE_BLOB));
 	RegisterAggregate(connection, f, "anatid_graph_build");
 }
 

@@ -187,8 +187,7 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 		RecallState &s = *StateOf(source[i]);
 		const idx_t out = offset + i;
 		if (!s.have_request) { // no rows at all: nothing journalled, no generation
-			duckdb_vector_ensure_validity_writable(result);
-			duckdb_validity_set_row_invalid(duckdb_vector_get_validity(result), out);
+			SetNull(result, out);
 			entries[out] = duckdb_list_entry {total, 0};
 			continue;
 		}
@@ -220,23 +219,14 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 namespace {
 
 duckdb_aggregate_function RecallFunction(bool with_blob) {
-	duckdb_aggregate_function f = duckdb_create_aggregate_function();
-	duckdb_aggregate_function_set_name(f, "anatid_graph_recall");
-	duckdb_logical_type varchar = Type(DUCKDB_TYPE_VARCHAR);
-	duckdb_aggregate_function_add_parameter(f, varchar); // entry
-	duckdb_aggregate_function_add_parameter(f, varchar); // request
-	duckdb_destroy_logical_type(&varchar);
+	std::vector<duckdb_logical_type> params = {Type(DUCKDB_TYPE_VARCHAR), Type(DUCKDB_TYPE_VARCHAR)}; // entry, request
 	if (with_blob) {
-		duckdb_logical_type blob = Type(DUCKDB_TYPE_BLOB);
-		duckdb_aggregate_function_add_parameter(f, blob);
-		duckdb_destroy_logical_type(&blob);
+		params.push_back(Type(DUCKDB_TYPE_BLOB)); // NULL on most rows
 	}
-	duckdb_logical_type hits = ListOfStruct(
-	    {{"memory_id", Type(DUCKDB_TYPE_BIGINT)}, {"hop", Type(DUCKDB_TYPE_INTEGER)}, {"score", Type(DUCKDB_TYPE_DOUBLE)}});
-	duckdb_aggregate_function_set_return_type(f, hits);
-	duckdb_destroy_logical_type(&hits);
-	SetBoxedAggregateFunctions<RecallState, Update, Combine, Finalize>(f); // the BLOB argument is NULL on most rows
-	return f;
+	return MakeBoxedAggregate<RecallState, Update, Combine, Finalize>(
+	    "anatid_graph_recall", std::move(params),
+	    ListOfStruct(
+	        {{"memory_id", Type(DUCKDB_TYPE_BIGINT)}, {"hop", Type(DUCKDB_TYPE_INTEGER)}, {"score", Type(DUCKDB_TYPE_DOUBLE)}}));
 }
 
 } // namespace

@@ -472,24 +472,16 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 } // namespace
 
 void RegisterAnatidHybridRecall(duckdb_connection connection) {
-	duckdb_aggregate_function f = duckdb_create_aggregate_function();
-	duckdb_aggregate_function_set_name(f, "anatid_hybrid_recall");
-	duckdb_logical_type params[] = {Type(DUCKDB_TYPE_INTEGER),       Type(DUCKDB_TYPE_BIGINT),
-	                                Type(DUCKDB_TYPE_BIGINT),        Type(DUCKDB_TYPE_BIGINT),
-	                                Type(DUCKDB_TYPE_BIGINT),        Type(DUCKDB_TYPE_INTEGER),
-	                                Type(DUCKDB_TYPE_DOUBLE),        Type(DUCKDB_TYPE_VARCHAR),
-	                                ListOf(DUCKDB_TYPE_FLOAT),       Type(DUCKDB_TYPE_BLOB)};
-	for (auto &p : params) {
-		duckdb_aggregate_function_add_parameter(f, p);
-		duckdb_destroy_logical_type(&p);
-	}
 	std::vector<StructField> fields = HybridHitFields();
 	fields.push_back({"content", Type(DUCKDB_TYPE_VARCHAR)});
 	fields.push_back({"kind", Type(DUCKDB_TYPE_VARCHAR)});
-	duckdb_logical_type hits = ListOfStruct(std::move(fields));
-	duckdb_aggregate_function_set_return_type(f, hits);
-	duckdb_destroy_logical_type(&hits);
-	SetBoxedAggregateFunctions<State, Update, Combine, Finalize>(f); // most columns are NULL on most rows
+	// Most arguments are NULL on most rows (see the row kinds above).
+	duckdb_aggregate_function f = MakeBoxedAggregate<State, Update, Combine, Finalize>(
+	    "anatid_hybrid_recall",
+	    {Type(DUCKDB_TYPE_INTEGER), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT),
+	     Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_INTEGER), Type(DUCKDB_TYPE_DOUBLE), Type(DUCKDB_TYPE_VARCHAR),
+	     ListOf(DUCKDB_TYPE_FLOAT), Type(DUCKDB_TYPE_BLOB)},
+	    ListOfStruct(std::move(fields)));
 	RegisterAggregate(connection, f, "anatid_hybrid_recall");
 }
 

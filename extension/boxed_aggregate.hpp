@@ -9,20 +9,32 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace anatid {
 
-// Sets the state size, init, update, combine, finalize and destructor of `f` for a
-// BoxedState<S>, each callback behind its guard, and special handling for NULL arguments.
+// The aggregate `name(params...) -> result` over a BoxedState<S>: each callback behind its
+// guard, the destructor freeing the box, and special handling for NULL arguments. Takes
+// ownership of the logical types (destroys them).
 template <class S, void (*Update)(duckdb_function_info, duckdb_data_chunk, duckdb_aggregate_state *),
           void (*Combine)(duckdb_function_info, duckdb_aggregate_state *, duckdb_aggregate_state *, idx_t),
           void (*Finalize)(duckdb_function_info, duckdb_aggregate_state *, duckdb_vector, idx_t, idx_t)>
-void SetBoxedAggregateFunctions(duckdb_aggregate_function f) {
+duckdb_aggregate_function MakeBoxedAggregate(const char *name, std::vector<duckdb_logical_type> params,
+                                             duckdb_logical_type result) {
+	duckdb_aggregate_function f = duckdb_create_aggregate_function();
+	duckdb_aggregate_function_set_name(f, name);
+	for (duckdb_logical_type &p : params) {
+		duckdb_aggregate_function_add_parameter(f, p);
+		duckdb_destroy_logical_type(&p);
+	}
+	duckdb_aggregate_function_set_return_type(f, result);
+	duckdb_destroy_logical_type(&result);
 	using Boxed = BoxedState<S>;
 	duckdb_aggregate_function_set_functions(f, Boxed::Size, GuardAggregateInit<Boxed::Init>, GuardAggregateUpdate<Update>,
 	                                        GuardAggregateCombine<Combine>, GuardAggregateFinalize<Finalize>);
 	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
 	duckdb_aggregate_function_set_special_handling(f);
+	return f;
 }
 
 // Registers `f` and destroys the handle; throws naming `name` when DuckDB refuses it.
