@@ -109,11 +109,7 @@ void RegisterAnatidAnnInfo(duckdb_connection connection) {
 	}
 	duckdb_scalar_function_set_special_handling(f); // a NULL BLOB is handled above (NULL result)
 	duckdb_scalar_function_set_function(f, GuardScalar<Execute>);
-	const duckdb_state state = duckdb_register_scalar_function(connection, f);
-	duckdb_destroy_scalar_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error("anatid: could not register scalar function anatid_ann_info");
-	}
+	RegisterScalar(connection, f, "anatid_ann_info");
 }
 
 } // namespace anatid

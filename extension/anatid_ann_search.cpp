@@ -103,34 +103,22 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 void RegisterAnatidAnnSearch(duckdb_connection connection) {
 	duckdb_scalar_function f = duckdb_create_scalar_function();
 	duckdb_scalar_function_set_name(f, "anatid_ann_search");
-	duckdb_logical_type bigint = Type(DUCKDB_TYPE_BIGINT);
-	duckdb_logical_type integer = Type(DUCKDB_TYPE_INTEGER);
-	duckdb_logical_type dbl = Type(DUCKDB_TYPE_DOUBLE);
-	duckdb_logical_type flt = Type(DUCKDB_TYPE_FLOAT);
-	duckdb_logical_type dbl_list = duckdb_create_list_type(dbl);
-	duckdb_logical_type flt_list = duckdb_create_list_type(flt);
-	duckdb_scalar_function_add_parameter(f, bigint);
-	duckdb_scalar_function_add_parameter(f, bigint);
-	duckdb_scalar_function_add_parameter(f, dbl_list);
-	duckdb_scalar_function_add_parameter(f, integer);
-	duckdb_scalar_function_add_parameter(f, integer);
-	duckdb_logical_type members[5] = {bigint, bigint, bigint, dbl, flt_list};
-	const char *names[5] = {"memory_id", "vf", "vt", "norm", "embedding"};
-	duckdb_logical_type item = duckdb_create_struct_type(members, names, 5);
-	duckdb_logical_type result = duckdb_create_list_type(item);
-	duckdb_scalar_function_set_return_type(f, result);
-	for (duckdb_logical_type *t : {&bigint, &integer, &dbl, &flt, &dbl_list, &flt_list, &item, &result}) {
-		duckdb_destroy_logical_type(t);
+	for (duckdb_logical_type p : {Type(DUCKDB_TYPE_BIGINT), Type(DUCKDB_TYPE_BIGINT), ListOf(DUCKDB_TYPE_DOUBLE),
+	                              Type(DUCKDB_TYPE_INTEGER), Type(DUCKDB_TYPE_INTEGER)}) {
+		duckdb_scalar_function_add_parameter(f, p);
+		duckdb_destroy_logical_type(&p);
 	}
+	duckdb_logical_type result =
+	    ListOfStruct({{"memory_id", Type(DUCKDB_TYPE_BIGINT)}, {"vf", Type(DUCKDB_TYPE_BIGINT)},
+	                  {"vt", Type(DUCKDB_TYPE_BIGINT)}, {"norm", Type(DUCKDB_TYPE_DOUBLE)},
+	                  {"embedding", ListOf(DUCKDB_TYPE_FLOAT)}});
+	duckdb_scalar_function_set_return_type(f, result);
+	duckdb_destroy_logical_type(&result);
 	// Volatile: the answer depends on what this process has resident (and a miss is an error).
 	duckdb_scalar_function_set_volatile(f);
 	duckdb_scalar_function_set_special_handling(f);
 	duckdb_scalar_function_set_function(f, GuardScalar<Execute>);
-	const duckdb_state state = duckdb_register_scalar_function(connection, f);
-	duckdb_destroy_scalar_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error("anatid: could not register scalar function anatid_ann_search");
-	}
+	RegisterScalar(connection, f, "anatid_ann_search");
 }
 
 } // namespace anatid

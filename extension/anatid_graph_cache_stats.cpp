@@ -58,11 +58,7 @@ void RegisterAnatidGraphCacheStats(duckdb_connection connection) {
 	duckdb_destroy_logical_type(&varchar);
 	duckdb_scalar_function_set_volatile(f);
 	duckdb_scalar_function_set_function(f, GuardScalar<Execute>);
-	const duckdb_state state = duckdb_register_scalar_function(connection, f);
-	duckdb_destroy_scalar_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error("anatid: could not register scalar function anatid_graph_cache_stats");
-	}
+	RegisterScalar(connection, f, "anatid_graph_cache_stats");
 }
 
 } // namespace anatid

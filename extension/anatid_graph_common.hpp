@@ -102,11 +102,7 @@ inline void RegisterVolatileScalar(duckdb_connection connection, const char *nam
 	}
 	duckdb_scalar_function_set_volatile(f);
 	duckdb_scalar_function_set_function(f, execute);
-	const duckdb_state state = duckdb_register_scalar_function(connection, f);
-	duckdb_destroy_scalar_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error(std::string("anatid: could not register scalar function ") + name);
-	}
+	RegisterScalar(connection, f, name);
 }
 
 } // namespace graph_binding

@@ -320,14 +320,6 @@ duckdb_logical_type MakeType(duckdb_type type, int list_depth) {
 	return t;
 }
 
-void RegisterScalar(duckdb_connection connection, duckdb_scalar_function function, const char *name) {
-	const duckdb_state state = duckdb_register_scalar_function(connection, function);
-	duckdb_destroy_scalar_function(&function);
-	if (state == DuckDBError) {
-		throw std::runtime_error(std::string("anatid: could not register scalar function ") + name);
-	}
-}
-
 } // namespace
 
 void RegisterAnatidHybridRank(duckdb_connection connection) {

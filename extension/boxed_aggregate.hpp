@@ -1,4 +1,4 @@
-// Wiring and registering an anatid aggregate (anatid_graph_build, anatid_graph_recall,
+// Wiring an anatid aggregate (anatid_graph_build, anatid_graph_recall,
 // anatid_ann_build, anatid_hybrid_recall). All keep their state as a BoxedState<S>
 // (capi_util.hpp), wrap every callback in its guard and let NULL arguments reach Update
 // (in their inputs NULL means "absent"); written once so the four cannot drift apart.
@@ -7,8 +7,6 @@
 #include "anatid_extension.hpp"
 #include "capi_util.hpp"
 
-#include <stdexcept>
-#include <string>
 #include <vector>
 
 namespace anatid {
@@ -35,15 +33,6 @@ duckdb_aggregate_function MakeBoxedAggregate(const char *name, std::vector<duckd
 	duckdb_aggregate_function_set_destructor(f, Boxed::Destroy);
 	duckdb_aggregate_function_set_special_handling(f);
 	return f;
-}
-
-// Registers `f` and destroys the handle; throws naming `name` when DuckDB refuses it.
-inline void RegisterAggregate(duckdb_connection connection, duckdb_aggregate_function f, const char *name) {
-	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
-	duckdb_destroy_aggregate_function(&f);
-	if (state == DuckDBError) {
-		throw std::runtime_error(std::string("anatid: could not register aggregate function ") + name);
-	}
 }
 
 } // namespace anatid

@@ -94,10 +94,22 @@ void RegisterConstantVarcharScalar(duckdb_connection connection, const char *nam
 	duckdb_destroy_logical_type(&varchar);
 	duckdb_scalar_function_set_extra_info(function, new std::string(value), DeleteString);
 	duckdb_scalar_function_set_function(function, GuardScalar<ConstantVarcharExecute>);
-	const duckdb_state state = duckdb_register_scalar_function(connection, function);
-	duckdb_destroy_scalar_function(&function);
+	RegisterScalar(connection, function, name);
+}
+
+void RegisterScalar(duckdb_connection connection, duckdb_scalar_function f, const char *name) {
+	const duckdb_state state = duckdb_register_scalar_function(connection, f);
+	duckdb_destroy_scalar_function(&f);
 	if (state == DuckDBError) {
 		throw std::runtime_error(std::string("anatid: could not register scalar function ") + name);
+	}
+}
+
+void RegisterAggregate(duckdb_connection connection, duckdb_aggregate_function f, const char *name) {
+	const duckdb_state state = duckdb_register_aggregate_function(connection, f);
+	duckdb_destroy_aggregate_function(&f);
+	if (state == DuckDBError) {
+		throw std::runtime_error(std::string("anatid: could not register aggregate function ") + name);
 	}
 }
 

@@ -82,6 +82,11 @@ std::string QueryFirstVarchar(duckdb_connection connection, const std::string &s
 
 // ---- registration helpers ---------------------------------------------------------
 
+// Register `f` and destroy the handle; throw naming `name` when DuckDB refuses it (the
+// entry point reports that as the LOAD error).
+void RegisterScalar(duckdb_connection connection, duckdb_scalar_function f, const char *name);
+void RegisterAggregate(duckdb_connection connection, duckdb_aggregate_function f, const char *name);
+
 // Registers a zero-argument scalar `name() -> VARCHAR` returning `value` for every
 // row. The value is owned by the function (extra info), so it is per database.
 void RegisterConstantVarcharScalar(duckdb_connection connection, const char *name, const std::string &value);
