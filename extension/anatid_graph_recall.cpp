@@ -225,8 +225,9 @@ duckdb_aggregate_function RecallFunction(bool with_blob) {
 	}
 	return MakeBoxedAggregate<RecallState, Update, Combine, Finalize>(
 	    "anatid_graph_recall", std::move(params),
-	    ListOfStruct(
-	        {{"memory_id", Type(DUCKDB_TYPE_BIGINT)}, {"hop", Type(DUCKDB_TYPE_INTEGER)}, {"score", Type(DUCKDB_TYPE_DOUBLE)}}));
+	    ListOfStruct({{"memory_id", Type(DUCKDB_TYPE_BIGINT)},
+	                  {"hop", Type(DUCKDB_TYPE_INTEGER)},
+	                  {"score", Type(DUCKDB_TYPE_DOUBLE)}}));
 }
 
 } // namespace

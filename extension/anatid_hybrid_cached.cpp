@@ -42,8 +42,9 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 } // namespace
 
 void RegisterAnatidHybridCached(duckdb_connection connection) {
-	RegisterVolatileScalar(connection, "anatid_hybrid_cached", {DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT},
-	                       DUCKDB_TYPE_BOOLEAN, GuardScalar<Execute>, NullArguments::kReachFunction);
+	RegisterVolatileScalar(connection, "anatid_hybrid_cached",
+	                       {DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_BIGINT, DUCKDB_TYPE_BIGINT}, DUCKDB_TYPE_BOOLEAN,
+	                       GuardScalar<Execute>, NullArguments::kReachFunction);
 }
 
 } // namespace anatid
