@@ -13,7 +13,9 @@
 // When the generation is neither cached nor supplied: with strict, an error saying what
 // to run; without (the Python engine's lean statement), a one-element list whose hop is
 // -1 (memory_id = the generation to load) or -2 (the tenant has no generation), so the
-// caller can load it or fall back without aborting its transaction.
+// caller can load it or fall back without aborting its transaction. A request in mode 2
+// (empty_base) answers a journal without a base marker from the journal alone: the
+// Python engine asks for it once it has checked the journal holds every canonical row.
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "boxed_aggregate.hpp"
@@ -38,6 +40,7 @@ using graph::JournalRow;
 constexpr int8_t kOpBlob = 9;
 constexpr int32_t kHopNeedsLoad = -1;
 constexpr int32_t kHopNoGeneration = -2;
+constexpr int64_t kNoGenerationKey = 0; // generation ids are allocator ids, always > 0
 
 enum Arg : idx_t { kEntry, kRequest, kBlob };
 
@@ -52,6 +55,7 @@ struct RecallState {
 	bool have_request = false;
 	graph::RecallRequest request;
 	bool strict = false;
+	bool empty_base = false;
 	bool have_blob = false;
 	int64_t blob_generation = 0;
 	std::string blob;
@@ -84,6 +88,7 @@ void ReadRequest(duckdb_vector requests, idx_t row, RecallState &s) {
 		s.request.valid_at_us = NowMicros();
 	}
 	s.strict = parsed.strict;
+	s.empty_base = parsed.empty_base;
 	s.have_request = true;
 }
 
@@ -131,6 +136,7 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 		if (!dst.have_request && src.have_request) {
 			dst.request = src.request;
 			dst.strict = src.strict;
+			dst.empty_base = src.empty_base;
 			dst.have_request = true;
 		}
 		dst.journal += src.journal; // any order: the fold sorts rows by seq
@@ -156,6 +162,13 @@ std::vector<graph::RecallHit> Answer(RecallState &s) {
 	if (markers > 1) {
 		throw std::invalid_argument("anatid_graph_recall: the journal names " + std::to_string(markers) +
 		                            " base generations for one tenant; pass one tenant's rows");
+	}
+	if (markers == 0 && s.empty_base) {
+		// cached under generation 0, which no generation has: the fold cache checks the
+		// scanned bytes, so tenants sharing the key cost a refold, never a wrong answer
+		auto fold = graph::JournalCache::Instance().Fold(kNoGenerationKey, nullptr, s.journal,
+		                                                 s.request.valid_at_us);
+		return graph::Recall(*fold, s.request);
 	}
 	if (markers == 0) {
 		if (s.strict) {

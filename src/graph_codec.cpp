@@ -107,7 +107,9 @@ ParsedRequest ParseRequest(std::string_view text) {
 	p.request.hops = int(f.RequiredInt());
 	p.request.limit = f.RequiredInt();
 	p.has_valid_at = f.Int(p.request.valid_at_us);
-	p.strict = f.RequiredInt() != 0;
+	const int64_t mode = f.RequiredInt();
+	p.empty_base = mode == 2;
+	p.strict = mode != 0 && !p.empty_base;
 	const int64_t seeds = f.RequiredInt();
 	for (int64_t i = 0; i < seeds; i++) {
 		std::string s;

@@ -9,8 +9,10 @@
 // Both are '|'-separated fields; integers in decimal, an empty field is NULL, strings
 // are "<bytes>:<bytes of text>" (so they may contain '|').
 //   entry:   op|seq|a|b|valid_from_us|valid_to_us|a_key|b_key|kind
-//   request: hops|max_hits|valid_at_us|strict|n_seeds|seed...|n_kinds|kind...
-//            (n_kinds = -1: no kinds filter; valid_at empty: the current instant)
+//   request: hops|max_hits|valid_at_us|mode|n_seeds|seed...|n_kinds|kind...
+//            (n_kinds = -1: no kinds filter; valid_at empty: the current instant;
+//             mode 0: lenient, 1: strict, 2: lenient, and a journal without a base
+//             marker is folded over an empty graph; see ParsedRequest)
 #pragma once
 
 #include "graph_recall.hpp"
@@ -27,7 +29,11 @@ JournalRow ParseJournalEntry(std::string_view entry);
 struct ParsedRequest {
 	RecallRequest request;
 	bool has_valid_at = false;
-	bool strict = false;
+	bool strict = false; // no generation to answer from is an error, not a sentinel hit
+	// A journal with no base marker is the whole graph (a tenant that never had a
+	// generation): the caller has checked that the journal holds every row, which only
+	// it can do, since it reads the canonical tables.
+	bool empty_base = false;
 };
 ParsedRequest ParseRequest(std::string_view text);
 std::string EncodeRequest(const RecallRequest &request, bool has_valid_at, bool strict);

@@ -203,6 +203,9 @@ private:
 		}
 		auto it = new_vertex_.find(entity);
 		if (it != new_vertex_.end()) {
+			if (!key.empty()) { // first seen on a row without its key: a seed can still find it
+				new_keys_.emplace(key, it->second);
+			}
 			return it->second;
 		}
 		const uint32_t v = base_vertices_ + uint32_t(new_entities_.size());

@@ -172,12 +172,54 @@ def test_agree_on_journal_alone(tmp_path):
     assert checked > 20 and natives == checked
 
 
+def test_agree_without_any_generation(tmp_path):
+    # no maintain_indexes() ever: the journal alone is the graph, and native answers every read
+    checked, natives = _run(tmp_path, 12, steps=60, maintain_every=0.0)
+    assert checked > 20 and natives == checked
+
+
+def test_a_journal_lacking_rows_is_not_trusted_without_a_generation(tmp_path):
+    # rows written around anatid (plain SQL) are in no journal: the oracle answers, and says why
+    with anatid.Anatid.open(str(tmp_path / "p.anatid")) as db:
+        _native_or_skip(db)
+        db.remember("Ada wrote notes", ["Ada"])
+        db.relate("Ada", "Babbage")
+        assert db.recall_2hop("Ada").engine == "native"
+        con = db.connection
+        babbage = con.execute("SELECT entity_id FROM anatid_entities WHERE name_key = 'babbage'").fetchone()[0]
+        con.execute("""INSERT INTO anatid_memories (memory_id, version, tenant_id, content, kind, confidence, strength,
+                           valid_from, tx_from)
+                       VALUES (42, 1, 0, 'written by plain SQL', 'fact', 1.0, 1.0, now()::TIMESTAMP - INTERVAL 1 HOUR,
+                               now()::TIMESTAMP - INTERVAL 1 HOUR)""")
+        con.execute("""INSERT INTO anatid_edges (edge_id, tenant_id, kind, src_id, dst_id, weight, valid_from, tx_from)
+                       VALUES (43, 0, 'about', 42, ?, 1.0, now()::TIMESTAMP - INTERVAL 1 HOUR,
+                               now()::TIMESTAMP - INTERVAL 1 HOUR)""", [babbage])
+        hits = db.recall_2hop("Ada")
+        assert hits.engine == "sql" and "no_graph_generation" in hits.notes
+        assert any("lacks rows" in n for n in hits.notes)
+        assert [h.content for h in hits] == ["Ada wrote notes", "written by plain SQL"]
+        # a relates pair written around anatid is caught the same way
+        other = anatid.Anatid.open(str(tmp_path / "q.anatid"))
+        try:
+            other.remember("Curie measured", ["Curie"])
+            other.remember("Darwin sailed", ["Darwin"])
+            ids = dict(other.connection.execute("SELECT name_key, entity_id FROM anatid_entities").fetchall())
+            other.connection.execute(
+                """INSERT INTO anatid_edges (edge_id, tenant_id, kind, src_id, dst_id, rel_kind, weight, valid_from,
+                       tx_from) VALUES (44, 0, 'relates', ?, ?, 'knows', 1.0, now()::TIMESTAMP - INTERVAL 1 HOUR,
+                       now()::TIMESTAMP - INTERVAL 1 HOUR)""", [ids["curie"], ids["darwin"]])
+            two = other.recall_2hop("Curie")
+            assert two.engine == "sql" and [h.content for h in two] == ["Curie measured", "Darwin sailed"]
+        finally:
+            other.close()
+
+
 def test_reads_use_the_native_engine_after_maintenance(tmp_path):
     with anatid.Anatid.open(str(tmp_path / "e.anatid")) as db:
         _native_or_skip(db)
         db.remember("Ada wrote notes", ["Ada"])
         first = db.recall_2hop("Ada")
-        assert first.engine == "sql" and "no_graph_generation" in first.notes
+        assert first.engine == "native" and "absent" in first.notes     # the journal alone
         report = db.maintain_indexes()
         assert report["graph"]["tenants"][0]["memories"] == 1
         db.relate("Ada", "Babbage")

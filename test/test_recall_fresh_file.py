@@ -20,7 +20,7 @@ DIM = 4
 WORDS = "apple river stone cloud maple ember harbor ada bob".split()
 NAMES = ["Ada", "Bob", "Cyd", "Dee Dee", "Eve"]
 JOURNAL = "absent: no text or vector generation"
-WALK = "graph arm: the SQL walk"
+JOURNAL_GRAPH = "graph arm: the journal alone"   # no graph generation: the graph journal answers
 
 
 def oracle(db, query, **kw):
@@ -105,7 +105,7 @@ def test_fresh_file_recalls_equal_the_oracle_under_mutations(tmp_path, seed):
                 assert not any("anatid.anatid_hybrid macro" in n for n in hits.notes), hits.notes
         assert journal >= 12 * 3     # text or vector arms ran from the journal at least thrice a step
         hits = both(db, "apple", embedding=vec(), seed_entity="Ada", k=10)
-        assert any(n.startswith(WALK) for n in hits.notes)
+        assert any(n.startswith(JOURNAL_GRAPH) for n in hits.notes)
         # a hard forget of a fresh file's memory: still the journal, still the oracle's answers
         db.forget(live.pop(), hard=True, now=at(clock + 10))
         for query, kw in shapes(rng):

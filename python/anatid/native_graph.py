@@ -8,7 +8,9 @@ and RecallHits.notes says why:
 
 * historical_query    as_of reads (the base holds the current view only)
 * no_graph_index      the file has no graph index tables (it predates them)
-* no_graph_generation the tenant has no generation yet: run maintain_indexes()
+* no_graph_generation the tenant has no generation yet and its journal lacks rows
+                      (written by plain SQL): run maintain_indexes(). With every row
+                      journalled, the journal alone answers natively (notes: absent)
 * damaged_base        the stored generation failed its checksum (anatid.indexes.health)
 """
 from __future__ import annotations
@@ -28,15 +30,42 @@ from .models import Hit, RecallHits
 _RECALL = ("SELECT anatid_graph_recall(entry, $request), count(*) FROM anatid_graph_journal "
            "WHERE tenant_id = $tenant")
 
+# A tenant without a generation (a file that never ran maintain_indexes()): every graph
+# write since the file was made is in the journal, so the journal alone is the graph
+# (mode 2 of the request) unless rows reached the canonical tables some other way (plain
+# SQL). The statement counts both sides in its own snapshot: `short` is true when the
+# canonical ABOUT edges outnumber the journal's ABOUT rows, or a relates pair has no
+# journal row; then nothing native answers (the SQL oracle does). `markers` tells whether
+# a base appeared meanwhile (then the answer is the usual base + journal one).
+_RECALL_JOURNAL_ALONE = """
+SELECT anatid_graph_recall(entry, $request), count(*), count(*) FILTER (WHERE op = 0),
+       (SELECT count(*) FROM anatid_edges WHERE tenant_id = $tenant AND kind = 'about')
+           > count(*) FILTER (WHERE op = 3)
+       OR (SELECT count(DISTINCT (least(src_id, dst_id), greatest(src_id, dst_id))) FROM anatid_edges
+           WHERE tenant_id = $tenant AND kind = 'relates')
+           > (SELECT count(DISTINCT (least(a, b), greatest(a, b))) FROM (
+                  SELECT TRY_CAST(split_part(entry, '|', 3) AS BIGINT) AS a,     -- entry: op|seq|a|b|...
+                         TRY_CAST(split_part(entry, '|', 4) AS BIGINT) AS b
+                  FROM anatid_graph_journal WHERE tenant_id = $tenant AND op IN (1, 2)))
+FROM anatid_graph_journal WHERE tenant_id = $tenant"""
+
+JOURNAL_ALONE_NOTE = ("absent: no graph generation for this tenant yet, so the graph came from its journal alone "
+                      "(maintain_indexes() builds one)")
+JOURNAL_SHORT_NOTE = ("absent: no graph generation for this tenant yet, and its journal lacks rows (written by plain "
+                      "SQL), so the SQL oracle answered; maintain_indexes() builds a generation")
+
 _EPOCH = datetime(1970, 1, 1)
 
 
-def encode_request(keys, hops: int, limit: int, kinds, valid_at, strict: bool = False) -> str:
-    """The request text of src/graph_codec.hpp (what anatid_graph_request builds in SQL)."""
+def encode_request(keys, hops: int, limit: int, kinds, valid_at, strict: bool = False,
+                   empty_base: bool = False) -> str:
+    """The request text of src/graph_codec.hpp (what anatid_graph_request builds in SQL).
+    empty_base: a journal without a base marker is the whole graph (mode 2)."""
     def s(text: str) -> str:
         return f"{len(text.encode('utf-8'))}:{text}"
     at = "" if valid_at is None else str((valid_at - _EPOCH) // timedelta(microseconds=1))
-    parts = [str(int(hops)), str(int(limit)), at, "1" if strict else "0", str(len(keys))]
+    mode = "2" if empty_base else "1" if strict else "0"
+    parts = [str(int(hops)), str(int(limit)), at, mode, str(len(keys))]
     parts += [s(k) for k in keys]
     parts.append(str(len(kinds)) if kinds else "-1")
     parts += [s(k) for k in (kinds or ())]
@@ -58,21 +87,54 @@ HOP_NEEDS_LOAD = -1
 HOP_NO_GENERATION = -2
 
 
+def _journal_alone_hint(store, tenant, value=None) -> bool:
+    """Whether this handle's last graph read of `tenant` found no generation (then the
+    journal-alone statement goes first: it checks that still holds). With `value`, records it."""
+    if store is None:
+        return False
+    hints = store.__dict__.setdefault("_graph_journal_alone", set())
+    if value is True:
+        hints.add(tenant)
+    elif value is False:
+        hints.discard(tenant)
+    return tenant in hints
+
+
 def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
-               store=None) -> list[tuple[int, int]] | None:
-    """(memory_id, hop) in recall order, or None when the tenant has no generation. With
-    `store`, the journal invariant is checked too (health.DamagedBase when it fails)."""
+               store=None, notes: list | None = None) -> list[tuple[int, int]] | None:
+    """(memory_id, hop) in recall order, or None when the native path cannot answer: the
+    tenant has no generation and (without `store`, or with a journal that lacks rows) the
+    journal alone cannot stand in for one. With `store`, the journal invariant is checked
+    too (health.DamagedBase when it fails), and a tenant without a generation is answered
+    from its journal alone; `notes` receives which of the two happened."""
     params = {"request": encode_request(keys, hops, limit, kinds, valid_at), "tenant": tenant}
-    for _ in range(3):
-        row = cur.execute(_RECALL, params).fetchone()
+    alone = _journal_alone_hint(store, tenant)
+    for _ in range(4):
+        if alone:
+            hits, rows, markers, short = cur.execute(
+                _RECALL_JOURNAL_ALONE, {"tenant": tenant, "request": encode_request(
+                    keys, hops, limit, kinds, valid_at, empty_base=True)}).fetchone()
+            if not markers:
+                if notes is not None:
+                    notes.append(JOURNAL_SHORT_NOTE if short else JOURNAL_ALONE_NOTE)
+                return None if short else [(h["memory_id"], h["hop"]) for h in hits or ()]
+            _journal_alone_hint(store, tenant, False)   # a base appeared: the usual read
+            alone = False
+            row = (hits, rows)
+        else:
+            row = cur.execute(_RECALL, params).fetchone()
         hits = row[0] if row else None
         if hits is not None and (not hits or hits[0]["hop"] >= 0):
             health.check_journal(store, cur, tenant, ("graph",), row[1])
-        if not hits:
-            return [] if hits is not None else None
+        if not hits or hits[0]["hop"] == HOP_NO_GENERATION:
+            if hits is not None and not hits:
+                return []
+            # no generation (or no journal row at all): the journal alone, if it holds every row
+            alone = _journal_alone_hint(store, tenant, True)
+            if not alone:
+                return None
+            continue
         first = hits[0]
-        if first["hop"] == HOP_NO_GENERATION:
-            return None
         if first["hop"] == HOP_NEEDS_LOAD:
             health.guard_graph_load(cur, tenant)   # DamagedBase rather than parse a corrupted BLOB
             cur.execute(_LOAD, {"g": first["memory_id"]}).fetchall()
@@ -98,9 +160,10 @@ class NativeGraphEngine:
             why = "no_graph_index"
         elif health.flagged(store, "graph", store.tenant):
             why = "damaged_base"
+        said: list[str] = []     # whether the journal alone answered (or could not)
         if why is None:
             try:
-                ids = recall_ids(cur, store.tenant, keys, hops, limit, kinds, view.valid_at, store)
+                ids = recall_ids(cur, store.tenant, keys, hops, limit, kinds, view.valid_at, store, said)
             except health.DamagedBase as exc:
                 health.mark_damaged(store, "graph", store.tenant, str(exc))
                 why = "damaged_base"
@@ -112,7 +175,10 @@ class NativeGraphEngine:
                         why = "damaged_base"      # a base whose journal lost its marker row
         if why is not None:
             code = ("absent",) if why in ("no_graph_index", "no_graph_generation") else ()   # index_health's name
-            return graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, tuple(notes) + (why,) + code)
+            return graph_recall_oracle(store, cur, view, keys, hops, kinds, limit,
+                                       tuple(notes) + (why,) + code + tuple(said))
+        if said:     # no generation: the journal alone answered
+            notes = tuple(notes) + ("absent",) + tuple(said)
         if not ids:
             return RecallHits([], arms=("graph",), engine="native", notes=tuple(notes))
         mids = [m for m, _ in ids]

@@ -456,9 +456,14 @@ class NativeHybridEngine:
                 keys = []
             if keys:
                 found = None
+                said: list[str] = []
                 if graph_index.has_tables(self.store, cur):
-                    found = recall_ids(cur, tenant, keys, 2, depth, None, view.valid_at, store=self.store)
-                if found is None:   # no graph generation: the macro's graph arm, the SQL walk
+                    found = recall_ids(cur, tenant, keys, 2, depth, None, view.valid_at, store=self.store,
+                                       notes=said)
+                if said and found is not None:
+                    notes.append("graph arm: the journal alone (absent: no graph generation for this tenant yet; "
+                                 "maintain_indexes() builds one)")
+                if found is None:   # no graph generation and a journal lacking rows: the SQL walk
                     found = _graph_walk(cur, view, tenant, keys, depth)
                     notes.append("graph arm: the SQL walk (absent: no graph generation for this tenant yet; "
                                  "maintain_indexes() builds one)")

@@ -279,6 +279,65 @@ TEST_CASE("journal cache: reuse only the exact bytes, extend appends, refold out
 	CHECK_EQ(cache.Stats().entries, size_t(0));
 }
 
+TEST_CASE("journal cache: without a base the journal is the whole graph") {
+	// what a tenant that never had a generation reads (anatid_graph_recall, mode 2)
+	auto &cache = JournalCache::Instance();
+	cache.Clear();
+	std::vector<JournalRow> j;
+	JournalRow edge;
+	edge.seq = 3;
+	edge.op = kOpEdgeInterval;
+	edge.a = 1;
+	edge.b = 2;
+	edge.a_key = "a";
+	edge.b_key = "b";
+	j.push_back(edge);
+	JournalRow about;
+	about.seq = 4;
+	about.op = kOpAbout;
+	about.a = 500;
+	about.b = 2;
+	about.b_key = "b";
+	about.kind = "fact";
+	j.push_back(about);
+	JournalRow on_a = about;
+	on_a.seq = 5;
+	on_a.a = 400;
+	on_a.b = 1;
+	on_a.b_key = "a";
+	on_a.kind = "note";
+	j.push_back(on_a);
+	JournalRow later = about;
+	later.seq = 6;
+	later.a = 600;
+	later.valid_from_us = 5000; // not yet visible at 1000
+	j.push_back(later);
+	JournalRow closed;
+	closed.seq = 2; // out of seq order on purpose: the fold sorts
+	closed.op = kOpEdgeClosed;
+	closed.a = 2;
+	closed.b = 1;
+	j.push_back(closed); // an older restatement: the open interval (seq 3) wins
+	RecallRequest r = Ask({"a"}, 2);
+	r.valid_at_us = 1000;
+	const std::string encoded = Encoded(j);
+	CHECK_EQ(Ids(Recall(*cache.Fold(0, nullptr, encoded, 1000), r)), std::string("400@0,500@1"));
+	CHECK_EQ(Ids(Recall(*cache.Fold(0, nullptr, encoded, 1000), r)), Ids(Recall(nullptr, j, r)));
+	r.filter_kinds = true;
+	r.kinds = {"fact"};
+	CHECK_EQ(Ids(Recall(*cache.Fold(0, nullptr, encoded, 1000), r)), std::string("500@1"));
+	r.filter_kinds = false;
+	r.kinds.clear();
+	r.valid_at_us = 6000;
+	CHECK_EQ(Ids(Recall(*cache.Fold(0, nullptr, encoded, 6000), r)), std::string("400@0,600@1,500@1"));
+	JournalRow reclosed = closed;
+	reclosed.seq = 7; // now the pair is closed: b's memories are out of reach from a
+	j.push_back(reclosed);
+	CHECK_EQ(Ids(Recall(*cache.Fold(0, nullptr, Encoded(j), 6000), r)), std::string("400@0"));
+	CHECK_EQ(Ids(Recall(nullptr, j, r)), std::string("400@0"));
+	cache.Clear();
+}
+
 TEST_CASE("codec: journal entries and requests") {
 	JournalRow r = ParseJournalEntry("3|17|100|7|5|9||6:a|b c:|4:fact");
 	CHECK_EQ(int(r.op), 3);
@@ -307,6 +366,13 @@ TEST_CASE("codec: journal entries and requests") {
 	CHECK_EQ(p.request.seed_keys.size(), size_t(2));
 	CHECK_EQ(p.request.seed_keys[1], std::string("pipe|key"));
 	CHECK_EQ(ParseRequest("2|50||0|1|3:ada|-1").request.filter_kinds, false);
+	// the mode field: 0 lenient, 1 strict, 2 lenient with an absent base read as empty
+	ParsedRequest lenient = ParseRequest("2|50||0|1|3:ada|-1");
+	CHECK(!lenient.strict && !lenient.empty_base);
+	ParsedRequest strict = ParseRequest("2|50||1|1|3:ada|-1");
+	CHECK(strict.strict && !strict.empty_base);
+	ParsedRequest empty = ParseRequest("2|50||2|1|3:ada|-1");
+	CHECK(!empty.strict && empty.empty_base);
 }
 
 // ---- random differential: base + journal vs brute force on the final state ----------
