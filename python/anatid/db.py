@@ -2,17 +2,40 @@
 a verb function in anatid.verbs; the Store owns connection and transactions."""
 from __future__ import annotations
 
+import os
 import random
 import time
 from contextlib import contextmanager
 from functools import partial
 from typing import Callable, TypeVar
 
-from . import verbs
-from .errors import ConflictError
+from . import validate, verbs
+from .errors import ConflictError, ValidationError
 from .store import Store
 
 T = TypeVar("T")
+
+
+def _path(path) -> str:
+    """The file name to open: a str or os.PathLike of one (str(anything) would open a file
+    named after the value's repr)."""
+    try:
+        p = os.fspath(path)
+    except Exception:   # not a path, or the caller's own __fspath__ raised
+        raise ValidationError("path", f"expected a file path, got {type(path).__name__}",
+                              "a str or pathlib.Path, or ':memory:'") from None
+    if not isinstance(p, str):
+        raise ValidationError("path", f"expected a file path, got {type(p).__name__}",
+                              "a str or pathlib.Path (bytes paths are not accepted)")
+    p = str.__str__(p)
+    if "\x00" in p:
+        raise ValidationError("path", "contains a NUL character", "a file path without NUL")
+    if not p.isascii():
+        try:
+            p.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("path", "contains unpaired surrogates", "a valid Unicode file path") from None
+    return p
 
 
 class Anatid:
@@ -28,7 +51,7 @@ class Anatid:
     @classmethod
     def open(cls, path: str = "memory.anatid", *, tenant: int = 0, embedding_dim: int | None = None,
              read_only: bool = False) -> "Anatid":
-        return cls(Store(str(path), tenant=tenant, embedding_dim=embedding_dim, read_only=read_only))
+        return cls(Store(_path(path), tenant=tenant, embedding_dim=embedding_dim, read_only=read_only))
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -136,6 +159,16 @@ class Anatid:
         `unvalidated`, `historical_query`, `rebuild_in_progress`, `load_failure`, `damaged_base`,
         `absent`), counts and whether maintenance is due. Read-only."""
         from .indexes.health import index_health
+        from .indexes.policy import MaintenancePolicy
+        for name in ("all_tenants", "deep"):
+            if name in kw and not isinstance(kw[name], bool):
+                raise ValidationError(name, f"expected a bool, got {type(kw[name]).__name__}", "True or False")
+        if kw.get("policy") is not None and not isinstance(kw["policy"], MaintenancePolicy):
+            raise ValidationError("policy", f"expected a MaintenancePolicy, got {type(kw['policy']).__name__}",
+                                  "anatid.MaintenancePolicy(...), or None")
+        if kw.get("as_of") is not None:
+            from .timeutil import to_db
+            to_db(kw["as_of"], "as_of")
         return index_health(self._store, **kw)
 
     def stats(self) -> dict:
@@ -159,6 +192,11 @@ class Anatid:
 
     def atomic(self, fn: Callable[["Anatid"], T], *, retries: int = 8, base_delay: float = 0.005) -> T:
         """Call fn(db) in one transaction; re-run it on retryable conflicts with jittered backoff."""
+        if not callable(fn):
+            raise ValidationError("fn", f"expected a callable, got {type(fn).__name__}", "a function of the handle")
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ValidationError("retries", f"{validate.shown(retries)} is not a non-negative int", "an int >= 0")
+        base_delay = validate.finite_number(base_delay, "base_delay", low=0.0, high=60.0)
         attempt = 0
         while True:
             try:

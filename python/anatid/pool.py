@@ -25,6 +25,7 @@ from typing import Iterator
 
 from .db import Anatid
 from .errors import AnatidError, ValidationError
+from .validate import shown
 
 _PLACEHOLDER = "{tenant}"
 _META_KEY = "pool_tenant"
@@ -49,7 +50,7 @@ class PooledAnatid(Anatid):
     def require(self, tenant) -> "PooledAnatid":
         """Raise CrossTenantError unless `tenant` is this handle's tenant."""
         if _name(tenant) != self.tenant_name:
-            raise CrossTenantError(f"this handle serves tenant {self.tenant_name!r}, not {tenant!r}: "
+            raise CrossTenantError(f"this handle serves tenant {self.tenant_name!r}, not {shown(tenant)}: "
                                    "ask the pool for that tenant's handle")
         return self
 
@@ -59,9 +60,15 @@ def _name(tenant) -> str:
     if isinstance(tenant, bool) or not isinstance(tenant, (str, int)):
         raise ValidationError("tenant", f"expected a str or int, got {type(tenant).__name__}",
                               "a non-empty name without separators, or a non-negative int")
+    # a subclass as the plain str/int it holds: its own methods never run in a check or a message
+    tenant = int.__index__(tenant) if isinstance(tenant, int) else str.__str__(tenant)
     if isinstance(tenant, int):
         if tenant < 0:
             raise ValidationError("tenant", f"{tenant} is negative", "a non-negative int")
+        if tenant.bit_length() > 850:   # more digits than a file name holds (and str() refuses 4,300+)
+            raise ValidationError("tenant", f"an integer of {tenant.bit_length()} bits has more than "
+                                  f"{_MAX_NAME_BYTES} digits", f"a non-negative int of at most {_MAX_NAME_BYTES} "
+                                  "digits")
         return str(tenant)
     problem = None
     if tenant == "":
@@ -85,8 +92,8 @@ def _name(tenant) -> str:
 
 
 def _check_template(template) -> str:
-    if not isinstance(template, str) or _PLACEHOLDER not in template:
-        raise ValidationError("path_template", f"{template!r} has no {_PLACEHOLDER}",
+    if not isinstance(template, str) or _PLACEHOLDER not in (template := str.__str__(template)):
+        raise ValidationError("path_template", f"{shown(template)} has no {_PLACEHOLDER}",
                               "a relative path containing {tenant}, e.g. 'tenants/{tenant}.anatid'")
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
@@ -108,13 +115,26 @@ class DatabasePool:
                  read_only: bool = False) -> None:
         self.template = _check_template(path_template)
         if isinstance(max_open, bool) or not isinstance(max_open, int) or max_open < 1:
-            raise ValidationError("max_open", f"{max_open!r} is not a positive int", "an int >= 1")
-        if not isinstance(root, (str, os.PathLike)) or not str(root) or "\x00" in str(root):
-            raise ValidationError("root", f"{root!r} is not a folder path", "a folder path")
+            raise ValidationError("max_open", f"{shown(max_open)} is not a positive int", "an int >= 1")
+        try:
+            root = os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
+        except TypeError:   # a PathLike whose __fspath__ returns neither str nor bytes
+            root = None
+        if not isinstance(root, str) or not root or "\x00" in root:
+            raise ValidationError("root", f"{shown(root)} is not a folder path", "a folder path (str or pathlib.Path)")
+        root = str.__str__(root)
+        try:
+            root.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("root", "contains unpaired surrogates", "a valid Unicode folder path") from None
         root = Path(root)
-        if not root.exists() and not read_only:
-            root.mkdir(mode=0o700, parents=True)
-            os.chmod(root, 0o700)
+        try:
+            if not root.exists() and not read_only:
+                root.mkdir(mode=0o700, parents=True)
+                os.chmod(root, 0o700)
+        except OSError as exc:  # a name too long, a parent that is a file or not writable
+            raise ValidationError("root", f"{shown(str(root))} cannot be created ({exc.strerror})",
+                                  "an existing or creatable folder") from exc
         if not root.is_dir():
             raise ValidationError("root", f"{str(root)!r} is not a folder", "an existing or creatable folder")
         self.root = Path(os.path.realpath(root))

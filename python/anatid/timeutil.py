@@ -11,6 +11,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 
 from .errors import ValidationError
+from .validate import shown
 
 _ONE_MICROSECOND = timedelta(microseconds=1)
 
@@ -23,18 +24,32 @@ def utcnow() -> datetime:
 def to_db(value: datetime | str, argument: str) -> datetime:
     """Validate an instant given by a caller and convert it to naive UTC."""
     if isinstance(value, str):
+        value = str.__str__(value)  # a str subclass as the plain str it holds
         try:
             value = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
-            raise ValidationError(argument, f"cannot parse {value!r} as ISO-8601",
+            raise ValidationError(argument, f"cannot parse {shown(value)} as ISO-8601",
                                   "an aware datetime or an ISO-8601 string with an offset") from None
     if not isinstance(value, datetime):
         raise ValidationError(argument, f"expected a datetime, got {type(value).__name__}",
                               "an aware datetime, e.g. anatid.utcnow()")
-    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+    if value.tzinfo is timezone.utc:
+        return value.replace(tzinfo=None)
+    try:
+        offset = None if value.tzinfo is None else value.utcoffset()
+    except Exception as exc:  # the caller's tzinfo raised, or returned a non-timedelta or |offset| >= 24 h
+        raise ValidationError(argument, f"its tzinfo gives no usable UTC offset ({type(exc).__name__})",
+                              "an aware datetime with a fixed or zoneinfo tzinfo, e.g. timezone.utc") from exc
+    if offset is None:
         raise ValidationError(argument, "naive datetime (no timezone)",
                               "an aware datetime, e.g. anatid.utcnow() or datetime.now(timezone.utc)")
-    return value.astimezone(timezone.utc).replace(tzinfo=None)
+    try:
+        # what astimezone(timezone.utc) computes, with the offset read once
+        return value.replace(tzinfo=None) - offset
+    except OverflowError:  # e.g. 0001-01-01T00:00+01:00 is still year 0 in UTC
+        raise ValidationError(argument, f"{value.replace(tzinfo=None).isoformat()} at UTC offset {offset} "
+                              "falls outside years 1 to 9999 in UTC",
+                              "an instant from 0001-01-01 to 9999-12-31 UTC") from None
 
 
 def from_db(value: datetime | None) -> datetime | None:
@@ -69,6 +84,9 @@ class WriteClock:
         with self._lock:
             t = utcnow().replace(tzinfo=None)
             if self._last is not None and t <= self._last:
+                if self._last == datetime.max:   # an explicit now= took the last instant a datetime holds
+                    raise ValidationError("now", f"this file's last write is at {self._last.isoformat()} UTC, so no "
+                                          "later write instant exists", "an explicit now= for every later write")
                 t = self._last + _ONE_MICROSECOND
             self._last = t
             return t

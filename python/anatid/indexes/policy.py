@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from ..errors import ValidationError
+from ..validate import shown
 
 
 @dataclass(frozen=True)
@@ -23,14 +24,14 @@ class MaintenancePolicy:
     def __post_init__(self):
         rows, ratio, age = self.max_journal_rows, self.max_journal_ratio, self.max_age
         if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
-            raise ValidationError("max_journal_rows", f"{rows!r} is not a positive integer",
+            raise ValidationError("max_journal_rows", f"{shown(rows)} is not a positive integer",
                                   "an integer >= 1, or None for no row trigger")
         if ratio is not None and (isinstance(ratio, bool) or not isinstance(ratio, (int, float))
                                   or not ratio > 0 or ratio != ratio or ratio == float("inf")):
-            raise ValidationError("max_journal_ratio", f"{ratio!r} is not a positive finite number",
+            raise ValidationError("max_journal_ratio", f"{shown(ratio)} is not a positive finite number",
                                   "e.g. 0.1 (journal rows per base row), or None")
         if age is not None and (not isinstance(age, timedelta) or age <= timedelta(0)):
-            raise ValidationError("max_age", f"{age!r} is not a positive timedelta",
+            raise ValidationError("max_age", f"{shown(age)} is not a positive timedelta",
                                   "e.g. timedelta(hours=1), or None")
 
     def triggers(self, *, pending: int, base_rows: int, age_seconds: float | None) -> list[str]:

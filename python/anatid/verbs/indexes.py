@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from .. import validate
 from ..errors import AnatidError, ValidationError
 from ..indexes import health
 from ..indexes.policy import MaintenancePolicy
@@ -38,9 +39,20 @@ def maintain_indexes(store, *, policy: MaintenancePolicy | None = None, all_tena
     if policy is not None and not isinstance(policy, MaintenancePolicy):
         raise ValidationError("policy", f"expected a MaintenancePolicy, got {type(policy).__name__}",
                               "anatid.MaintenancePolicy(max_journal_rows=..., max_journal_ratio=..., max_age=...)")
-    indexes = tuple(indexes)
-    if not indexes or not set(indexes) <= set(INDEXES):
-        raise ValidationError("indexes", f"{indexes!r} names no known index", "a subset of ('graph', 'text', 'vector')")
+    try:
+        names = tuple(validate.members(indexes))
+        known = bool(names) and all(isinstance(i, str) and str.__str__(i) in INDEXES for i in names)
+    except MemoryError:
+        raise
+    except Exception:   # not iterable, or the caller's own __iter__ raised
+        known = False
+    if not known:
+        raise ValidationError("indexes", f"{validate.shown(indexes)} names no known index",
+                              "a subset of ('graph', 'text', 'vector')")
+    indexes = tuple(str.__str__(i) for i in names)
+    if progress is not None and not callable(progress):
+        raise ValidationError("progress", f"expected a callable, got {type(progress).__name__}",
+                              "progress(step, steps, label), or None")
     # deep=False: counts and checksums decide what is due, so a call with nothing due is cheap
     # (the deep reconciliation is index_health()'s and doctor()'s; a rebuild fixes what it finds)
     entries = health.index_health(store, all_tenants=all_tenants, policy=policy, deep=False)

@@ -208,7 +208,7 @@ def supersede(store, old_id, content: str, *, entities=None, kind: str | None = 
               embedding=None, writer: str | None = None, episode=None, now=None) -> Memory:
     old_id = validate.identifier(old_id, "old_id")
     content, names, kind_v, conf_v, vec, writer, _, _ = _validate_memory_args(
-        store, content, entities, kind or "fact", 1.0 if confidence is None else confidence,
+        store, content, entities, "fact" if kind is None else kind, 1.0 if confidence is None else confidence,
         embedding, writer, episode, None, None)
     dim_before = store.embedding_dim
     try:

@@ -54,7 +54,7 @@ def context(store, entity, *, hops: int = 0, kinds=None, limit: int = 50, as_of=
     """Memories filed under `entity` and, with hops > 0, under entities within `hops` edges."""
     keys = _seed_keys(entity)
     if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= MAX_HOPS:
-        raise ValidationError("hops", f"{hops!r} is out of range", f"an integer from 0 to {MAX_HOPS}")
+        raise ValidationError("hops", f"{validate.shown(hops)} is out of range", f"an integer from 0 to {MAX_HOPS}")
     limit = validate.positive_int(limit, "limit", maximum=100_000)
     kinds = validate.kinds(kinds)
     view = store.view(as_of)
@@ -85,20 +85,30 @@ def graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, notes=()) ->
 def _weights(weights) -> tuple[float, float, float]:
     if weights is None:
         return (1.0, 1.0, 1.0)
-    if not isinstance(weights, dict) or not set(weights) <= set(ARMS):
-        raise ValidationError("weights", f"{weights!r} is not a dict of arm weights",
+    # dict's own keys()/get(): a dict subclass's overrides never run inside the check
+    if not isinstance(weights, dict) or not set(dict.keys(weights)) <= set(ARMS):
+        raise ValidationError("weights", f"{validate.shown(weights)} is not a dict of arm weights",
                               "a dict with keys among 'vector', 'text', 'graph'")
-    return tuple(validate.finite_number(weights.get(a, 1.0), f"weights[{a!r}]", low=0.0, high=1e6)
+    return tuple(validate.finite_number(dict.get(weights, a, 1.0), f"weights[{a!r}]", low=0.0, high=1e6)
                  for a in ARMS)
 
 
 def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, as_of=None, kinds=None,
            weights=None, allow_slow: bool = False, depth: int = DEFAULT_DEPTH) -> RecallHits:
     """Hybrid recall: cosine, BM25 and 2-hop graph arms fused by reciprocal rank fusion."""
-    if not isinstance(query, str):
-        raise ValidationError("query", f"expected a string, got {type(query).__name__}", "text (may be empty)")
+    if type(query) is not str:
+        if not isinstance(query, str):
+            raise ValidationError("query", f"expected a string, got {type(query).__name__}", "text (may be empty)")
+        query = str.__str__(query)  # a str subclass as the plain str it holds
     if "\x00" in query:
         raise ValidationError("query", "contains a NUL character", "text without NUL bytes")
+    if not query.isascii():
+        try:
+            query.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("query", "contains unpaired surrogates", "valid Unicode text") from None
+    if not isinstance(allow_slow, bool):
+        raise ValidationError("allow_slow", f"expected a bool, got {type(allow_slow).__name__}", "True or False")
     k = validate.positive_int(k, "k", maximum=MAX_K)
     depth = max(validate.positive_int(depth, "depth", maximum=10_000), k)
     kinds = validate.kinds(kinds)

@@ -53,17 +53,18 @@ def relate(store, a: str, b: str, rel_kind: str = "related", *, weight: float = 
 
 def _pair_args(i: int, pair) -> tuple[str, str, str, float]:
     if isinstance(pair, dict):
+        pair = dict(dict.items(pair))  # dict's own items(): a subclass's get()/keys() never run
         unknown = set(pair) - {"a", "b", "rel_kind", "weight"}
         if unknown:
             from ..errors import ValidationError
             raise ValidationError(f"pairs[{i}]", f"unknown keys {sorted(unknown)}", "a, b, rel_kind, weight")
         a, b, rel_kind, weight = pair.get("a"), pair.get("b"), pair.get("rel_kind", "related"), pair.get("weight", 1.0)
-    elif isinstance(pair, (tuple, list)) and 2 <= len(pair) <= 4:
-        a, b, rel_kind, weight = list(pair) + ["related", 1.0][len(pair) - 2:]
+    elif isinstance(pair, (tuple, list)) and 2 <= len(pair := list(validate.members(pair))) <= 4:
+        a, b, rel_kind, weight = pair + ["related", 1.0][len(pair) - 2:]
     else:
         from ..errors import ValidationError
-        raise ValidationError(f"pairs[{i}]", f"expected (a, b[, rel_kind[, weight]]) or a dict, got {pair!r:.80}",
-                              "('alice', 'bob', 'knows')")
+        raise ValidationError(f"pairs[{i}]", "expected (a, b[, rel_kind[, weight]]) or a dict, got "
+                              f"{validate.shown(pair)}", "('alice', 'bob', 'knows')")
     a, b = validate.name(a, f"pairs[{i}].a"), validate.name(b, f"pairs[{i}].b")
     rel_kind = validate.name(rel_kind, f"pairs[{i}].rel_kind")
     weight = validate.finite_number(weight, f"pairs[{i}].weight", low=0.0, high=1e9)
@@ -91,6 +92,16 @@ def relate_many(store, pairs, *, writer: str | None = None, now=None) -> list[Ed
     """relate() for many pairs in one transaction and a fixed number of statements:
     pairs of (a, b), (a, b, rel_kind), (a, b, rel_kind, weight) or dicts with those keys.
     Returns one Edge per pair, in order (an identical open edge is returned as is)."""
+    from ..errors import ValidationError
+    accepted = "a list of (a, b[, rel_kind[, weight]]) tuples or dicts"
+    if isinstance(pairs, (str, bytes, dict)) or not hasattr(type(pairs), "__iter__"):
+        raise ValidationError("pairs", f"expected a list of pairs, got {type(pairs).__name__}", accepted)
+    try:
+        pairs = list(validate.members(pairs))
+    except MemoryError:
+        raise
+    except Exception as exc:  # the caller's own __iter__ (or generator) raised
+        raise ValidationError("pairs", f"could not be iterated ({type(exc).__name__})", accepted) from exc
     items = [_pair_args(i, p) for i, p in enumerate(pairs)]
     writer = validate.optional_text(writer, "writer")
     if not items:

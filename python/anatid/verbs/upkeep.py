@@ -26,16 +26,22 @@ def prune(store, *, min_strength: float = 0.5, older_than: timedelta = timedelta
     """
     min_strength = validate.finite_number(min_strength, "min_strength")
     if not isinstance(older_than, timedelta) or older_than < timedelta(0):
-        raise ValidationError("older_than", f"{older_than!r} is not a non-negative timedelta", "a timedelta")
+        raise ValidationError("older_than", f"{validate.shown(older_than)} is not a non-negative timedelta",
+                              "a timedelta")
     kinds = validate.kinds(kinds)
     if not isinstance(dry_run, bool) or not isinstance(hard, bool):
         raise ValidationError("dry_run", "dry_run and hard must be bools", "True or False")
     t = store.view(None).valid_at if now is None else store.view(now).valid_at
+    try:
+        cutoff = t - older_than
+    except OverflowError:
+        raise ValidationError("older_than", f"{older_than} before {t.isoformat()} UTC is before year 1",
+                              "a timedelta reaching back no further than 0001-01-01") from None
     rows = store.read().execute(f"""
         SELECT memory_id FROM anatid_memories m
         WHERE m.tenant_id = $tenant AND m.tx_to IS NULL AND m.strength < $min_strength
           AND coalesce(m.last_used_at, m.tx_from) < $cutoff {"AND m.kind IN (SELECT unnest($kinds))" if kinds else ""}
-        ORDER BY memory_id""", {"tenant": store.tenant, "min_strength": min_strength, "cutoff": t - older_than,
+        ORDER BY memory_id""", {"tenant": store.tenant, "min_strength": min_strength, "cutoff": cutoff,
                                 **({"kinds": kinds} if kinds else {})}).fetchall()
     ids = tuple(int(r[0]) for r in rows)
     if dry_run:
@@ -61,7 +67,7 @@ def _vectors_at_once(store, items) -> dict[int, "np.ndarray"] | None:
         # overflow becomes inf and a NaN stays NaN, so one finiteness check covers both
         with np.errstate(over="ignore", invalid="ignore"):
             f32 = np.asarray([items[i]["embedding"] for i in at], dtype=np.float32)
-    except (TypeError, ValueError, OverflowError):
+    except Exception:   # numpy's own errors, or the caller's __len__/__iter__/__float__: each item alone says which
         return None
     if f32.ndim != 2 or f32.shape[1] == 0 or (store.embedding_dim is not None and f32.shape[1] != store.embedding_dim):
         return None
@@ -105,8 +111,9 @@ def _validate_item(store, item, writer, vec, caches: tuple[_Cache, _Cache, _Cach
     if entities is not None:
         if isinstance(entities, str):
             entities = [entities]
-        elif not isinstance(entities, (list, tuple, set, frozenset)):
-            validate.names(entities, "entities")  # raises the usual error
+        elif type(entities) is not list and type(entities) is not tuple:
+            # a set, a subclass (read through its base type) or the usual error
+            entities = validate.names(entities, "entities")
         seen = set()
         for v in entities:
             n, k = caches[0].get_or(v, _entity_name)
