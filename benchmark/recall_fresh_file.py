@@ -1,18 +1,19 @@
-"""recall() on a fresh file (never maintain_indexes()): the journal statement
-(native_hybrid's _JOURNAL_SQL) against the anatid.anatid_hybrid macro it replaced, A/B
+"""recall() and recall_2hop() on a fresh file (never maintain_indexes()): the journal
+statements (native_hybrid's _JOURNAL_SQL, native_graph's _RECALL_JOURNAL_ALONE) against what
+they replaced (the anatid.anatid_hybrid macro, the SQL graph walk and oracle), A/B
 interleaved in one process, then the same reads after maintain_indexes():
 
     python -m benchmark.recall_fresh_file                        # 200 memories, 60 calls per variant
     python -m benchmark.recall_fresh_file --memories 20000 --calls 30
 
 The file: `--memories` items written by one remember_many (3 random words of 7, 2 of 3
-entities, 4-d vectors). "macro" is the read with the journal statement switched off (the
-path every such read took before it existed); "journal" the read as it is. Self-checking:
-before timing, each read's ids, sources and hops equal the SQL oracle's in both variants.
-Calls alternate the variants (which one goes first alternates too). recall_2hop has no
-journal path (no graph generation: the SQL oracle answers it either way) and is timed as a
-control. Writes benchmark/results/recall_fresh_file-<memories>.json with the load average,
-since the machine may be shared.
+entities, 4-d vectors). "macro" is the read with the journal statements switched off (the
+path every such read took before they existed: the macro, whose graph arm is the SQL walk,
+and the SQL oracle for recall_2hop); "journal" the read as it is. Self-checking: before
+timing, each read's ids, sources and hops equal the SQL oracle's in both variants. Calls
+alternate the variants (which one goes first alternates too). Writes
+benchmark/results/recall_fresh_file-<memories>.json with the load average, since the
+machine may be shared.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import duckdb
 
 import anatid
 from anatid import Anatid, engines
+from anatid import native_graph as ng
 from anatid import native_hybrid as nh
 
 RESULTS = Path(__file__).parent / "results"
@@ -47,23 +49,26 @@ def reads(db):
     }
 
 
-_JOURNAL_RANK, _HINT = nh.NativeHybridEngine._journal_rank, nh._absent_hint
+_JOURNAL_RANK, _HINT, _GRAPH_HINT = nh.NativeHybridEngine._journal_rank, nh._absent_hint, ng._journal_alone_hint
 
 
 def use_journal(on: bool) -> None:
-    """on: the read as it is; off: the journal statement never answers (the macro does)."""
+    """on: the read as it is; off: no journal statement answers (the macro, the SQL walk and
+    the SQL oracle do)."""
     nh.NativeHybridEngine._journal_rank = _JOURNAL_RANK if on else (lambda self, *a, **k: (None, False, None))
     nh._absent_hint = _HINT if on else (lambda store, tenant, value=None: False)
+    ng._journal_alone_hint = _GRAPH_HINT if on else (lambda store, tenant, value=None: False)
 
 
 def same_as_oracle(fn) -> None:
     key = lambda hits: [(h.memory_id, h.sources, h.hop) for h in hits]
     got = key(fn())
-    saved, engines._native_hybrid = engines._native_hybrid, None
+    saved = engines._native_hybrid, engines._native_graph
+    engines._native_hybrid = engines._native_graph = None
     try:
         assert got == key(fn()), "native and oracle differ"
     finally:
-        engines._native_hybrid = saved
+        engines._native_hybrid, engines._native_graph = saved
 
 
 def timed(fn) -> float:
