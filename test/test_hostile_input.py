@@ -52,6 +52,14 @@ class LoudList(list):           # a list whose len()/iter() raise
     __len__ = __iter__ = _boom
 
 
+class LoudDict(dict):           # a dict whose keys()/get()/items() raise
+    keys = get = items = __iter__ = __contains__ = __getitem__ = _boom
+
+
+class LoudPath:                 # an os.PathLike whose __fspath__ raises
+    __fspath__ = _boom
+
+
 class LoudIterable:            # an iterable whose iter() raises
     __iter__ = _boom
 
@@ -277,11 +285,13 @@ def test_write_after_the_last_representable_instant(tmp_path):
     lambda d: DatabasePool("{tenant}.anatid", root=str(d / "\ud800")),
     lambda d: DatabasePool("{tenant}.anatid", root=str(d / ("r" * 5000))),
     lambda d: DatabasePool("{tenant}.anatid", root=d, max_open=LoudRepr()),
+    lambda d: DatabasePool("{tenant}.anatid", root=LoudPath()),
+    lambda d: Anatid.open(LoudPath()),
     lambda d: DatabasePool("{tenant}.anatid", root=d).get(10**5000),
     lambda d: DatabasePool("{tenant}.anatid", root=d).get("a").require(LoudInt(3)),
     lambda d: MaintenancePolicy(max_journal_rows=LoudRepr()),
 ], ids=["open-list", "open-nul", "open-surrogate", "pool-root-surrogate", "pool-root-too-long",
-        "pool-max_open-repr", "pool-int-5000-digits",
+        "pool-max_open-repr", "pool-root-fspath-raises", "open-fspath-raises", "pool-int-5000-digits",
         "pool-require-int-subclass", "policy-repr"])
 def test_hostile_paths_and_options_are_typed_errors(tmp_path, monkeypatch, call):
     monkeypatch.chdir(tmp_path)
@@ -299,8 +309,9 @@ def test_subclasses_are_read_as_the_plain_values_they_hold(tmp_path):
     m = db.remember(LoudStr("loud"), entities=[LoudStr("ada")], kind=LoudStr("fact"), confidence=LoudInt(1))
     assert (m.content, m.entities, m.kind, type(m.content)) == ("loud", ("ada",), "fact", str)
     assert db.get(LoudStr(str(m.memory_id))).memory_id == m.memory_id
-    [n] = db.remember_many([{"content": LoudStr("many"), "entities": LoudList([LoudStr("ada")])}])
-    assert db.get(n).entities == ("ada",)
+    [n, n2] = db.remember_many(LoudList([{"content": LoudStr("many"), "entities": LoudList([LoudStr("ada")])},
+                                         LoudDict(content="loud dict", embedding=[1.0, 0.0, 0.0, 0.0])]))
+    assert (db.get(n).entities, db.get(n2).content) == (("ada",), "loud dict")
     assert m.memory_id in [h.memory_id for h in db.recall(LoudStr("loud"), kinds=LoudList(["fact"]))]
     assert [(e.src_id, e.dst_id) for e in db.relate_many(LoudList([("ada", "bob")]))] == \
         [(e.src_id, e.dst_id) for e in db.relate_many([("ada", "bob")])]

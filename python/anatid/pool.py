@@ -118,7 +118,7 @@ class DatabasePool:
             raise ValidationError("max_open", f"{shown(max_open)} is not a positive int", "an int >= 1")
         try:
             root = os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
-        except TypeError:   # a PathLike whose __fspath__ returns neither str nor bytes
+        except Exception:   # a PathLike whose own __fspath__ raised or returned neither str nor bytes
             root = None
         if not isinstance(root, str) or not root or "\x00" in root:
             raise ValidationError("root", f"{shown(root)} is not a folder path", "a folder path (str or pathlib.Path)")

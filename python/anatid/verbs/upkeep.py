@@ -59,7 +59,8 @@ def _vectors_at_once(store, items) -> dict[int, "np.ndarray"] | None:
     do not form one matrix): then each item is validated alone, so errors name the item as
     before."""
     import numpy as np
-    at = [i for i, item in enumerate(items) if isinstance(item, dict) and item.get("embedding") is not None]
+    # a dict subclass is left to the per-item path (which reads it as a plain dict)
+    at = [i for i, item in enumerate(items) if type(item) is dict and item.get("embedding") is not None]
     if len(at) < 2:
         return None
     try:
@@ -144,20 +145,30 @@ def _validate_item(store, item, writer, vec, caches: tuple[_Cache, _Cache, _Cach
     return content, names, keys, kind, confidence, vec, w, vf, vt, episode
 
 
+def _plain_item(i: int, item, allowed: set[str]) -> dict:
+    """A dict subclass as the plain dict it holds (its own keys()/get() never run), or the
+    error naming the item."""
+    if isinstance(item, dict) and type(item) is not dict:
+        item = dict(dict.items(item))
+        if "content" in item and item.keys() <= allowed:
+            return item
+    raise ValidationError(f"items[{i}]", "is not a dict with 'content' and known keys", ", ".join(sorted(allowed)))
+
+
 def remember_many(store, items, *, writer: str | None = None, now=None) -> list[int]:
     """Write many memories in one transaction. Each item is a dict of remember()'s arguments
     (content, entities, kind, confidence, embedding, episode, valid_from, valid_to)."""
     if not isinstance(items, (list, tuple)):
         raise ValidationError("items", f"expected a list, got {type(items).__name__}", "a list of dicts")
+    items = validate.members(items)  # a subclass read through its base type: its own __iter__ never runs
     allowed = {"content", "entities", "kind", "confidence", "embedding", "episode", "valid_from", "valid_to",
                "writer"}
     prepared = []
     vectors = _vectors_at_once(store, items)
     caches = (_Cache(), _Cache(), _Cache())  # entity names, kinds, writers
     for i, item in enumerate(items):
-        if not isinstance(item, dict) or "content" not in item or not item.keys() <= allowed:
-            raise ValidationError(f"items[{i}]", "is not a dict with 'content' and known keys",
-                                  ", ".join(sorted(allowed)))
+        if type(item) is not dict or "content" not in item or not item.keys() <= allowed:
+            item = _plain_item(i, item, allowed)
         prepared.append(_validate_item(store, item, writer, vectors.get(i) if vectors is not None else None,
                                        caches))
     if not prepared:
