@@ -287,11 +287,12 @@ def test_write_after_the_last_representable_instant(tmp_path):
     lambda d: DatabasePool("{tenant}.anatid", root=d, max_open=LoudRepr()),
     lambda d: DatabasePool("{tenant}.anatid", root=LoudPath()),
     lambda d: Anatid.open(LoudPath()),
+    lambda d: Anatid.open(str(d / ("9" * 5000))),
     lambda d: DatabasePool("{tenant}.anatid", root=d).get(10**5000),
     lambda d: DatabasePool("{tenant}.anatid", root=d).get("a").require(LoudInt(3)),
     lambda d: MaintenancePolicy(max_journal_rows=LoudRepr()),
 ], ids=["open-list", "open-nul", "open-surrogate", "pool-root-surrogate", "pool-root-too-long",
-        "pool-max_open-repr", "pool-root-fspath-raises", "open-fspath-raises", "pool-int-5000-digits",
+        "pool-max_open-repr", "pool-root-fspath-raises", "open-fspath-raises", "open-name-too-long", "pool-int-5000-digits",
         "pool-require-int-subclass", "policy-repr"])
 def test_hostile_paths_and_options_are_typed_errors(tmp_path, monkeypatch, call):
     monkeypatch.chdir(tmp_path)

@@ -35,6 +35,10 @@ def _path(path) -> str:
             p.encode("utf-8")
         except UnicodeEncodeError:
             raise ValidationError("path", "contains unpaired surrogates", "a valid Unicode file path") from None
+    longest = max((len(part.encode("utf-8")) for part in p.split(os.sep)), default=0)
+    if longest > 255:   # NAME_MAX of every common filesystem: DuckDB's IOException otherwise
+        raise ValidationError("path", f"has a file or folder name of {longest} bytes",
+                              "names of at most 255 bytes between separators")
     return p
 
 
