@@ -56,6 +56,18 @@ class _ThreadState:
     snapshot_depth: int = 0
 
 
+def exhaust(con: duckdb.DuckDBPyConnection) -> None:
+    """Read `con`'s last result to its end. DuckDB keeps a connection's transaction open
+    while its last result is not exhausted (a fetchone()), and an open transaction holds
+    back the cleanup of every UPDATE and DELETE committed after it began: no checkpoint can
+    run, automatic or not ("other write transactions active"), and the WAL grows without
+    bound (900 MB was seen from a writer of supersedes and updates). Costs microseconds."""
+    try:
+        con.fetchall()
+    except duckdb.Error:     # no result to read
+        pass
+
+
 class Store:
     def __init__(self, path: str, *, tenant: int, embedding_dim: int | None, read_only: bool) -> None:
         from . import _native
@@ -83,6 +95,7 @@ class Store:
             self.con.close()
             raise
         self.ids: IdAllocator = allocator_for(self._key, schema.max_id(self.con))
+        exhaust(self.con)    # the setup's last fetchone() would hold a transaction open for good
         self.clock: WriteClock = _clock_for(self._key)
         self.closed = False
 
@@ -160,6 +173,13 @@ class Store:
 
     def read(self) -> duckdb.DuckDBPyConnection:
         return self.cursor()
+
+    def settle(self) -> None:
+        """Read this thread's last result to its end (a read verb calls this as it returns;
+        a write ends with COMMIT). See exhaust()."""
+        st = getattr(self._local, "state", None)
+        if st is not None and st.cursor is not None:
+            exhaust(st.cursor)
 
     # -- time --------------------------------------------------------------------------------------
     def write_instant(self, now) -> "object":

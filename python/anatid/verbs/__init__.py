@@ -63,24 +63,24 @@ def episode(db, content, **kw):
     return _episode(_store(db), content, **kw)
 
 
-def get(db, memory_id, **kw):
-    return _get(_store(db), memory_id, **kw)
+def _settled(read):
+    """A read verb that leaves no result half read on its thread's connection when it
+    returns or raises (Store.settle: a half-read result blocks every checkpoint)."""
+    def verb(db, *args, **kw):
+        store = _store(db)
+        try:
+            return read(store, *args, **kw)
+        finally:
+            store.settle()
+    verb.__name__, verb.__doc__ = read.__name__, read.__doc__
+    return verb
 
 
-def recall(db, query, **kw):
-    return _recall(_store(db), query, **kw)
-
-
-def recall_2hop(db, seed, **kw):
-    return _recall_2hop(_store(db), seed, **kw)
-
-
-def context(db, entity, **kw):
-    return _context(_store(db), entity, **kw)
-
-
-def provenance(db, memory_id):
-    return _provenance(_store(db), memory_id)
+get = _settled(_get)
+recall = _settled(_recall)
+recall_2hop = _settled(_recall_2hop)
+context = _settled(_context)
+provenance = _settled(_provenance)
 
 
 __all__ = ["remember", "remember_many", "supersede", "update", "forget", "reinforce", "prune", "relate", "relate_many",
