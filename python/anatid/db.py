@@ -173,17 +173,13 @@ class Anatid:
         if kw.get("as_of") is not None:
             from .timeutil import to_db
             to_db(kw["as_of"], "as_of")
-        try:
+        with self._store.settling():     # no half-read result left behind (Store.settle)
             return index_health(self._store, **kw)
-        finally:
-            self._store.settle()     # no half-read result left behind (Store.settle)
 
     def stats(self) -> dict:
         from .stats import stats
-        try:
+        with self._store.settling():
             return stats(self._store)
-        finally:
-            self._store.settle()
 
     def doctor(self):
         """Read-only integrity and upkeep checks of the whole file: a DoctorReport (docs/doctor.md)."""
@@ -191,10 +187,8 @@ class Anatid:
         health = getattr(self, "index_health", None)
         if getattr(health, "__func__", None) is Anatid.index_health:     # the doctor covers every tenant
             health = partial(health, all_tenants=True)
-        try:
+        with self._store.settling():
             return doctor(self._store, health)
-        finally:
-            self._store.settle()
 
     # -- transactions ------------------------------------------------------------------------------
     @contextmanager

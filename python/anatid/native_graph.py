@@ -87,17 +87,24 @@ HOP_NEEDS_LOAD = -1
 HOP_NO_GENERATION = -2
 
 
-def _journal_alone_hint(store, tenant, value=None) -> bool:
-    """Whether this handle's last graph read of `tenant` found no generation (then the
-    journal-alone statement goes first: it checks that still holds). With `value`, records it."""
+def tenant_hint(store, name: str, tenant, value=None) -> bool:
+    """A per-handle set of tenants named `name` (no store: never set): whether `tenant` is in
+    it; with `value` True or False, first adds or removes it. The journal-first reads keep
+    here which tenants had no generation last time (native_hybrid._absent_hint too)."""
     if store is None:
         return False
-    hints = store.__dict__.setdefault("_graph_journal_alone", set())
+    hints = store.__dict__.setdefault(name, set())
     if value is True:
         hints.add(tenant)
     elif value is False:
         hints.discard(tenant)
     return tenant in hints
+
+
+def _journal_alone_hint(store, tenant, value=None) -> bool:
+    """Whether this handle's last graph read of `tenant` found no generation (then the
+    journal-alone statement goes first: it checks that still holds). With `value`, records it."""
+    return tenant_hint(store, "_graph_journal_alone", tenant, value)
 
 
 def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
@@ -109,7 +116,7 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
     from its journal alone; `notes` receives which of the two happened."""
     params = {"request": encode_request(keys, hops, limit, kinds, valid_at), "tenant": tenant}
     alone = _journal_alone_hint(store, tenant)
-    for _ in range(4):
+    for _ in range(4):      # up to three loads, and one switch to the journal alone
         if alone:
             hits, rows, markers, short = cur.execute(
                 _RECALL_JOURNAL_ALONE, {"tenant": tenant, "request": encode_request(

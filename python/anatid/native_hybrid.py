@@ -50,6 +50,7 @@ import duckdb
 from . import engines
 from .errors import AnatidError, BruteForceCeilingError
 from .models import Hit, RecallHits
+from .native_graph import tenant_hint
 from .predicates import visible
 from .text import tokens_sql
 
@@ -296,12 +297,7 @@ _JOURNAL_NOTE = ("absent: no text or vector generation for this tenant yet, so e
 def _absent_hint(store, tenant, value=None) -> bool:
     """Whether this handle's last hybrid read of `tenant` found its generations absent (then the
     journal statement is tried first: it checks that still holds). With `value`, records it."""
-    hints = store.__dict__.setdefault("_journal_first", set())
-    if value is True:
-        hints.add(tenant)
-    elif value is False:
-        hints.discard(tenant)
-    return tenant in hints
+    return tenant_hint(store, "_journal_first", tenant, value)
 
 
 def _graph_walk(cur, view, tenant, keys, depth) -> list[tuple[int, int]]:

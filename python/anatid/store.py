@@ -175,11 +175,18 @@ class Store:
         return self.cursor()
 
     def settle(self) -> None:
-        """Read this thread's last result to its end (a read verb calls this as it returns;
-        a write ends with COMMIT). See exhaust()."""
+        """Read this thread's last result to its end (a write ends with COMMIT instead). See exhaust()."""
         st = getattr(self._local, "state", None)
         if st is not None and st.cursor is not None:
             exhaust(st.cursor)
+
+    @contextmanager
+    def settling(self) -> Iterator[None]:
+        """Around a read verb: settle() as it returns or raises."""
+        try:
+            yield
+        finally:
+            self.settle()
 
     # -- time --------------------------------------------------------------------------------------
     def write_instant(self, now) -> "object":

@@ -68,10 +68,8 @@ def _settled(read):
     returns or raises (Store.settle: a half-read result blocks every checkpoint)."""
     def verb(db, *args, **kw):
         store = _store(db)
-        try:
+        with store.settling():
             return read(store, *args, **kw)
-        finally:
-            store.settle()
     verb.__name__, verb.__doc__ = read.__name__, read.__doc__
     return verb
 
