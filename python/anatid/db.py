@@ -30,11 +30,7 @@ def _path(path) -> str:
     p = str.__str__(p)
     if "\x00" in p:
         raise ValidationError("path", "contains a NUL character", "a file path without NUL")
-    if not p.isascii():
-        try:
-            p.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValidationError("path", "contains unpaired surrogates", "a valid Unicode file path") from None
+    validate.encodable(p, "path", "a valid Unicode file path")
     longest = max((len(part.encode("utf-8")) for part in p.split(os.sep)), default=0)
     if longest > 255:   # NAME_MAX of every common filesystem: DuckDB's IOException otherwise
         raise ValidationError("path", f"has a file or folder name of {longest} bytes",

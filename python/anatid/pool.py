@@ -25,7 +25,7 @@ from typing import Iterator
 
 from .db import Anatid
 from .errors import AnatidError, ValidationError
-from .validate import shown
+from .validate import encodable, shown
 
 _PLACEHOLDER = "{tenant}"
 _META_KEY = "pool_tenant"
@@ -122,11 +122,7 @@ class DatabasePool:
             root = None
         if not isinstance(root, str) or not root or "\x00" in root:
             raise ValidationError("root", f"{shown(root)} is not a folder path", "a folder path (str or pathlib.Path)")
-        root = str.__str__(root)
-        try:
-            root.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValidationError("root", "contains unpaired surrogates", "a valid Unicode folder path") from None
+        root = encodable(str.__str__(root), "root", "a valid Unicode folder path")
         root = Path(root)
         try:
             if not root.exists() and not read_only:

@@ -45,11 +45,17 @@ def text(value: Any, argument: str, *, max_chars: int = MAX_TEXT_CHARS) -> str:
         raise ValidationError(argument, "contains a NUL character", "text without NUL bytes")
     if len(value) > max_chars:
         raise ValidationError(argument, f"is {len(value)} characters long", f"at most {max_chars} characters")
+    return encodable(value, argument)
+
+
+def encodable(value: str, argument: str, accepted: str = "valid Unicode text") -> str:
+    """`value` (a plain str), refused if it holds unpaired surrogates: UTF-8 cannot encode
+    them, so DuckDB and the filesystem would raise their own errors."""
     if not value.isascii():     # ASCII text has no surrogates: skip the trial encoding (hot in remember_many)
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValidationError(argument, "contains unpaired surrogates", "valid Unicode text") from None
+            raise ValidationError(argument, "contains unpaired surrogates", accepted) from None
     return value
 
 

@@ -102,11 +102,7 @@ def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, 
         query = str.__str__(query)  # a str subclass as the plain str it holds
     if "\x00" in query:
         raise ValidationError("query", "contains a NUL character", "text without NUL bytes")
-    if not query.isascii():
-        try:
-            query.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValidationError("query", "contains unpaired surrogates", "valid Unicode text") from None
+    validate.encodable(query, "query")
     if not isinstance(allow_slow, bool):
         raise ValidationError("allow_slow", f"expected a bool, got {type(allow_slow).__name__}", "True or False")
     k = validate.positive_int(k, "k", maximum=MAX_K)
