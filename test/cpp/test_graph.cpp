@@ -280,44 +280,22 @@ TEST_CASE("journal cache: reuse only the exact bytes, extend appends, refold out
 }
 
 TEST_CASE("journal cache: without a base the journal is the whole graph") {
-	// what a tenant that never had a generation reads (anatid_graph_recall, mode 2)
+	// what a tenant that never had a generation reads (anatid_graph_recall, mode 2); the rows
+	// in their stored text form: op|seq|a|b|valid_from_us|valid_to_us|a_key|b_key|kind
 	auto &cache = JournalCache::Instance();
 	cache.Clear();
 	std::vector<JournalRow> j;
-	JournalRow edge;
-	edge.seq = 3;
-	edge.op = kOpEdgeInterval;
-	edge.a = 1;
-	edge.b = 2;
-	edge.a_key = "a";
-	edge.b_key = "b";
-	j.push_back(edge);
-	JournalRow about;
-	about.seq = 4;
-	about.op = kOpAbout;
-	about.a = 500;
-	about.b = 2;
-	about.b_key = "b";
-	about.kind = "fact";
-	j.push_back(about);
-	JournalRow on_a = about;
-	on_a.seq = 5;
-	on_a.a = 400;
-	on_a.b = 1;
-	on_a.b_key = "a";
-	on_a.kind = "note";
-	j.push_back(on_a);
-	JournalRow later = about;
-	later.seq = 6;
-	later.a = 600;
-	later.valid_from_us = 5000; // not yet visible at 1000
-	j.push_back(later);
-	JournalRow closed;
-	closed.seq = 2; // out of seq order on purpose: the fold sorts
-	closed.op = kOpEdgeClosed;
-	closed.a = 2;
-	closed.b = 1;
-	j.push_back(closed); // an older restatement: the open interval (seq 3) wins
+	for (const char *entry : {
+	         "1|3|1|2|||1:a|1:b|",      // entities 1 (a) and 2 (b) connected
+	         "3|4|500|2||||1:b|4:fact", // memory 500 ABOUT b
+	         "3|5|400|1||||1:a|4:note", // memory 400 ABOUT a
+	         "3|6|600|2|5000|||1:b|4:fact", // memory 600 ABOUT b, visible from 5000
+	         "2|2|2|1|||||",            // an older restatement (seq 2): the open interval wins;
+	                                    // out of seq order and without keys on purpose
+	     }) {
+		j.push_back(ParseJournalEntry(entry));
+	}
+	const JournalRow closed = j.back();
 	RecallRequest r = Ask({"a"}, 2);
 	r.valid_at_us = 1000;
 	const std::string encoded = Encoded(j);
