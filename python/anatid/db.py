@@ -2,6 +2,7 @@
 a verb function in anatid.verbs; the Store owns connection and transactions."""
 from __future__ import annotations
 
+import inspect
 import os
 import random
 import time
@@ -181,7 +182,8 @@ class Anatid:
         """Read-only integrity and upkeep checks of the whole file: a DoctorReport (docs/doctor.md)."""
         from .doctor import doctor
         health = getattr(self, "index_health", None)
-        if getattr(health, "__func__", None) is Anatid.index_health:     # the doctor covers every tenant
+        # the doctor covers every tenant (unwrap: a pooled handle wraps index_health in its call count)
+        if inspect.unwrap(getattr(health, "__func__", None)) is Anatid.index_health:
             health = partial(health, all_tenants=True)
         with self._store.settling():
             return doctor(self._store, health)
