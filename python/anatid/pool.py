@@ -28,6 +28,7 @@ import inspect
 import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
@@ -65,9 +66,11 @@ class PooledAnatid(Anatid):
     def __init__(self, store, tenant_name: str, pool: "DatabasePool | None" = None):
         super().__init__(store)
         self.tenant_name = tenant_name
-        self._pool = pool
+        # weak: a pool dropped without close() is freed at once, and with it its files' connections
+        self._pool = weakref.ref(pool) if pool is not None else lambda: None
         self._calls_lock = threading.Lock()
         self._running = 0
+        self._mine = threading.local()  # depth: calls this thread runs on this handle
         self._retired = False   # the pool closed it, or will as its last running call ends
 
     def require(self, tenant) -> "PooledAnatid":
@@ -79,18 +82,22 @@ class PooledAnatid(Anatid):
 
     @contextmanager
     def _call(self) -> Iterator[None]:
+        mine = getattr(self._mine, "depth", 0)  # a call inside this thread's running call is part of it
         with self._calls_lock:
-            if self._retired or self._store.closed:
+            if (self._retired and not mine) or self._store.closed:
                 raise AnatidError(f"this handle of tenant {self.tenant_name!r} is closed (its pool evicted or "
                                   "closed it): ask the pool again, pool.get(...), or hold it in "
                                   "`with pool.tenant(...)` to keep it open")
             self._running += 1
-        local = self._pool._local if self._pool is not None else None
+        pool = self._pool()
+        local = pool._local if pool is not None else None
         if local is not None:
             local.depth = getattr(local, "depth", 0) + 1
+        self._mine.depth = mine + 1
         try:
             yield
         finally:
+            self._mine.depth = mine
             if local is not None:
                 local.depth -= 1
             with self._calls_lock:
@@ -98,8 +105,8 @@ class PooledAnatid(Anatid):
                 last_out = self._running == 0 and self._retired
             if last_out:    # evicted or closed while this call ran: the last call out closes the file
                 self._close_file()
-                if self._pool is not None and self._pool._waiting:
-                    self._pool._wake()
+                if pool is not None and pool._waiting:
+                    pool._wake()
 
     def _retire(self) -> bool:
         """Refuse new calls and close the file now, if no call is running; else False (nothing done)."""
