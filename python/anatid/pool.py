@@ -34,6 +34,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+import duckdb
+
 from .db import Anatid
 from .errors import AnatidError, NotFoundError, ValidationError
 from .pool_paths import (PLACEHOLDER, SIDECAR_BYTES, check_file_name, check_template, fs_limit, probe,
@@ -133,7 +135,10 @@ class PooledAnatid(Anatid):
                 self._retired = False
 
     def _close_file(self) -> None:
-        self.close()
+        try:
+            self.close()
+        except duckdb.Error:    # SQL of the caller's own through `connection` still runs: the handle is
+            pass                # closed to anatid now, and DuckDB lets go of the file once that SQL is done
         DatabasePool._restrict(Path(self._store.path))
 
     @contextmanager
