@@ -1,0 +1,1 @@
+"""A conversational ruler: seeded multi-session conversations and per-class recall scores."""
