@@ -22,6 +22,7 @@
 #include "capi_util.hpp"
 #include "graph_cache.hpp"
 #include "graph_codec.hpp"
+#include "graph_rank.hpp"
 #include "graph_recall.hpp"
 
 #include <chrono>
@@ -168,7 +169,7 @@ std::vector<graph::RecallHit> Answer(RecallState &s) {
 		// scanned bytes, so tenants sharing the key cost a refold, never a wrong answer
 		auto fold = graph::JournalCache::Instance().Fold(kNoGenerationKey, nullptr, s.journal,
 		                                                 s.request.valid_at_us);
-		return graph::Recall(*fold, s.request);
+		return s.request.rank.enabled ? graph::Rank(*fold, s.request) : graph::Recall(*fold, s.request);
 	}
 	if (markers == 0) {
 		if (s.strict) {
@@ -189,7 +190,7 @@ std::vector<graph::RecallHit> Answer(RecallState &s) {
 		return {graph::RecallHit {generation, kHopNeedsLoad}};
 	}
 	auto fold = graph::JournalCache::Instance().Fold(generation, base, s.journal, s.request.valid_at_us);
-	return graph::Recall(*fold, s.request);
+	return s.request.rank.enabled ? graph::Rank(*fold, s.request) : graph::Recall(*fold, s.request);
 }
 
 void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vector result, idx_t count,

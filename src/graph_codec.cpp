@@ -1,6 +1,8 @@
 #include "graph_codec.hpp"
 
 #include <charconv>
+#include <cstdlib>
+#include <string>
 #include <stdexcept>
 
 namespace anatid {
@@ -27,6 +29,23 @@ public:
 		pos_ = stop;
 		Separator();
 		return present;
+	}
+	// A decimal floating-point field (Python's repr of a float round-trips exactly).
+	double RequiredDouble() {
+		const size_t end = s_.find('|', pos_);
+		const size_t stop = end == std::string_view::npos ? s_.size() : end;
+		const std::string text(s_.substr(pos_, stop - pos_));
+		char *parsed = nullptr;
+		const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &parsed);
+		if (text.empty() || parsed != text.c_str() + text.size()) {
+			Fail("a number");
+		}
+		pos_ = stop;
+		Separator();
+		return v;
+	}
+	bool AtEnd() const {
+		return pos_ >= s_.size();
 	}
 	int64_t RequiredInt() {
 		int64_t v = 0;
@@ -122,6 +141,25 @@ ParsedRequest ParseRequest(std::string_view text) {
 		std::string s;
 		f.String(s);
 		p.request.kinds.push_back(std::move(s));
+	}
+	if (!f.AtEnd()) { // the graph arm's ranking block: see graph_codec.hpp
+		RankRequest &r = p.request.rank;
+		r.enabled = true;
+		r.named = f.RequiredDouble();
+		r.expand = f.RequiredDouble();
+		r.hub_share = f.RequiredDouble();
+		r.hub_floor = f.RequiredInt();
+		r.named_ungated = f.RequiredInt() != 0;
+		const int64_t trusted = f.RequiredInt();
+		for (int64_t i = 0; i < trusted; i++) {
+			r.trusted.push_back(f.RequiredInt());
+		}
+		const int64_t extra = f.RequiredInt();
+		for (int64_t i = 0; i < extra; i++) {
+			r.extra_ids.push_back(f.RequiredInt());
+			r.extra_src.push_back(f.RequiredInt());
+			r.extra_c.push_back(f.RequiredDouble());
+		}
 	}
 	return p;
 }

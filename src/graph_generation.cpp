@@ -1,5 +1,7 @@
 #include "graph_generation.hpp"
 
+#include <functional>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -125,6 +127,7 @@ size_t Generation::ByteSize() const {
 	bytes += vertex_entity.size() * sizeof(int64_t) + key_offsets.size() * 4 + key_bytes.size();
 	bytes += adj_offsets.size() * 4 + adj.size() * 4;
 	bytes += memory_ids.size() * 8 + memory_kind.size() * 2 + about_offsets.size() * 4 + about.size() * 4;
+	bytes += memory_about_offsets.size() * 4 + memory_about.size() * 4;
 	for (const auto &k : kinds) {
 		bytes += sizeof(std::string) + k.size();
 	}
@@ -133,7 +136,30 @@ size_t Generation::ByteSize() const {
 	return bytes;
 }
 
+int64_t Generation::MemoryIndex(int64_t memory_id) const {
+	auto it = std::lower_bound(memory_ids.begin(), memory_ids.end(), memory_id, std::greater<int64_t>());
+	return it != memory_ids.end() && *it == memory_id ? int64_t(it - memory_ids.begin()) : -1;
+}
+
+void Generation::DeriveMemoryAbout() {
+	memory_about_offsets.assign(memory_ids.size() + 1, 0);
+	for (uint32_t m : about) {
+		memory_about_offsets[size_t(m) + 1]++;
+	}
+	for (size_t i = 0; i < memory_ids.size(); i++) {
+		memory_about_offsets[i + 1] += memory_about_offsets[i];
+	}
+	memory_about.assign(about.size(), 0);
+	std::vector<uint32_t> fill(memory_about_offsets.begin(), memory_about_offsets.end() - 1);
+	for (uint32_t v = 0; v < VertexCount(); v++) { // vertices ascending: each memory's list ascends
+		for (uint32_t i = about_offsets[v]; i < about_offsets[v + 1]; i++) {
+			memory_about[fill[about[i]]++] = v;
+		}
+	}
+}
+
 void Generation::DeriveMaps() {
+	DeriveMemoryAbout();
 	entity_to_vertex.clear();
 	key_to_vertex.clear();
 	entity_to_vertex.reserve(vertex_entity.size());
@@ -234,6 +260,7 @@ std::shared_ptr<const Generation> Generation::Build(const GenerationHeader &head
 	for (uint32_t v = 0; v < vertices; v++) {
 		g->key_to_vertex.emplace(g->KeyOf(v), v);
 	}
+	g->DeriveMemoryAbout();
 	return g;
 }
 

@@ -56,12 +56,19 @@ public:
 	std::vector<uint32_t> about;
 
 	// Derived when built or parsed, never serialized.
+	// memory index i is ABOUT vertices memory_about[memory_about_offsets[i] ..
+	// memory_about_offsets[i + 1]) (ascending): the inverse of about, for the graph arm
+	// that expands from a memory to its entities.
+	std::vector<uint32_t> memory_about_offsets; // size memory_ids.size() + 1
+	std::vector<uint32_t> memory_about;
 	std::unordered_map<int64_t, uint32_t> entity_to_vertex;
 	std::unordered_map<std::string_view, uint32_t> key_to_vertex;
 
 	uint32_t VertexCount() const {
 		return uint32_t(vertex_entity.size());
 	}
+	// The index of memory_id in memory_ids (sorted descending), or -1.
+	int64_t MemoryIndex(int64_t memory_id) const;
 	std::string_view KeyOf(uint32_t v) const {
 		return std::string_view(key_bytes).substr(key_offsets[v], key_offsets[v + 1] - key_offsets[v]);
 	}
@@ -80,6 +87,7 @@ public:
 
 private:
 	void DeriveMaps();
+	void DeriveMemoryAbout();
 };
 
 } // namespace graph

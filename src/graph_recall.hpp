@@ -48,6 +48,21 @@ struct JournalRow {
 
 // One row of every edge-restatement (all rows of a pair with the same seq) replaces
 // the pair's earlier state. Rows may arrive in any order; they are sorted by seq.
+// The hybrid graph arm's ranking (graph_rank.hpp), carried by a recall request.
+struct RankRequest {
+	bool enabled = false;
+	double named = 1.0;     // mass of a named entity at hop 0 (0.5 ** hop further out)
+	double expand = 1.0;    // mass a trusted hit at position r gives its entities: expand / r
+	double hub_share = 0.05;
+	int64_t hub_floor = 20; // a hub: deg > max(hub_floor, hub_share * visible memories)
+	bool named_ungated = false;   // the caller named the seeds: hubs among them keep their mass
+	std::vector<int64_t> trusted; // best first; position i trusts 1 / (i + 1)
+	// Contributions computed outside the graph (episode neighbours): memory, source, amount.
+	std::vector<int64_t> extra_ids;
+	std::vector<int64_t> extra_src;
+	std::vector<double> extra_c;
+};
+
 struct RecallRequest {
 	std::vector<std::string> seed_keys;
 	int hops = 2;
@@ -55,6 +70,7 @@ struct RecallRequest {
 	bool filter_kinds = false;
 	std::vector<std::string> kinds;
 	int64_t valid_at_us = 0;
+	RankRequest rank;
 };
 
 struct RecallHit {

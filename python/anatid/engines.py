@@ -38,14 +38,25 @@ def _why(store) -> tuple[str, ...]:
 
 _native_graph = None    # factory(store) -> engine, set by the native graph module
 _native_hybrid = None
+_native_graph_arm = None    # the hybrid graph arm's native ranker (anatid.native_graph.rank_ids)
 
 
-def register_native(graph=None, hybrid=None) -> None:
-    global _native_graph, _native_hybrid
+def register_native(graph=None, hybrid=None, graph_arm=None) -> None:
+    global _native_graph, _native_hybrid, _native_graph_arm
     if graph is not None:
         _native_graph = graph
     if hybrid is not None:
         _native_hybrid = hybrid
+    if graph_arm is not None:
+        _native_graph_arm = graph_arm
+
+
+def graph_arm(store, cur, view, rank, *, seed_keys, query, kinds, notes):
+    """The hybrid graph arm's (memory_id, hop) list from the native engine, or None when it
+    cannot answer (no extension, a historical view, no generation): the SQL oracle then."""
+    if not store.native.loaded or _native_graph_arm is None or _native_hybrid is None:
+        return None
+    return _native_graph_arm(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds, notes=notes)
 
 
 def graph_engine(store):

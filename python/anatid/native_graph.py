@@ -107,20 +107,33 @@ def _journal_alone_hint(store, tenant, value=None) -> bool:
     return tenant_hint(store, "_graph_journal_alone", tenant, value)
 
 
+def encode_rank(rank: dict) -> str:
+    """The ranking block of a request (src/graph_codec.hpp): the hybrid graph arm's knobs,
+    trusted hits and extra contributions; floats by repr, which round-trips exactly."""
+    parts = [repr(float(rank["named"])), repr(float(rank["expand"])), repr(float(rank["hub_share"])),
+             str(int(rank["hub_floor"])), "1" if rank["named_ungated"] else "0", str(len(rank["trusted"]))]
+    parts += [str(int(t)) for t in rank["trusted"]]
+    parts.append(str(len(rank["extra_ids"])))
+    for i, s, c in zip(rank["extra_ids"], rank["extra_src"], rank["extra_c"]):
+        parts += [str(int(i)), str(int(s)), repr(float(c))]
+    return "|" + "|".join(parts)
+
+
 def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
-               store=None, notes: list | None = None) -> list[tuple[int, int]] | None:
+               store=None, notes: list | None = None, rank: dict | None = None) -> list[tuple[int, int]] | None:
     """(memory_id, hop) in recall order, or None when the native path cannot answer: the
     tenant has no generation and (without `store`, or with a journal that lacks rows) the
     journal alone cannot stand in for one. With `store`, the journal invariant is checked
     too (health.DamagedBase when it fails), and a tenant without a generation is answered
     from its journal alone; `notes` receives which of the two happened."""
-    params = {"request": encode_request(keys, hops, limit, kinds, valid_at), "tenant": tenant}
+    block = "" if rank is None else encode_rank(rank)   # rank: the hybrid graph arm's ranking instead
+    params = {"request": encode_request(keys, hops, limit, kinds, valid_at) + block, "tenant": tenant}
     alone = _journal_alone_hint(store, tenant)
     for _ in range(4):      # up to three loads, and one switch to the journal alone
         if alone:
             hits, rows, markers, short = cur.execute(
                 _RECALL_JOURNAL_ALONE, {"tenant": tenant, "request": encode_request(
-                    keys, hops, limit, kinds, valid_at, empty_base=True)}).fetchone()
+                    keys, hops, limit, kinds, valid_at, empty_base=True) + block}).fetchone()
             if not markers:
                 if notes is not None:
                     notes.append(JOURNAL_SHORT_NOTE if short else JOURNAL_ALONE_NOTE)

@@ -599,3 +599,38 @@ class NativeHybridEngine:
 
 
 engines.register_native(hybrid=NativeHybridEngine)
+
+
+def query_terms(cur, query: str) -> list[str]:
+    """The query's distinct tokens, sorted (SQL's token rule; ASCII without a statement)."""
+    toks = ascii_tokens(query)
+    if toks is None:
+        return cur.execute(f"SELECT list_sort(list_distinct({tokens_sql('$q')}))", {"q": query}).fetchone()[0]
+    return sorted(set(toks))
+
+
+def rank_ids(store, cur, view, rank, *, seed_keys, query, kinds, notes):
+    """The hybrid graph arm through the graph generation (src/graph_rank.cpp): (memory_id,
+    hop) best first, or None when the native graph cannot answer (the oracle does then)."""
+    from .indexes import graph as graph_index, health
+    from .native_graph import recall_ids
+    if view.historical or not graph_index.has_tables(store, cur) or health.flagged(store, "graph", store.tenant):
+        return None
+    if seed_keys is not None:
+        keys = list(seed_keys)
+    elif query is not None:
+        keys = seeds_from_terms(store, cur, store.tenant, query_terms(cur, query))
+    else:
+        keys = []
+    said: list[str] = []
+    try:
+        ids = recall_ids(cur, store.tenant, keys, 2, rank["depth"], kinds, view.valid_at, store, said, rank=rank)
+    except health.DamagedBase as exc:
+        health.mark_damaged(store, "graph", store.tenant, str(exc))
+        return None
+    if ids is None:
+        notes.append("graph arm: no_graph_generation, ranked by the SQL oracle")
+    return ids
+
+
+engines.register_native(graph_arm=rank_ids)

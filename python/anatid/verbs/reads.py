@@ -133,9 +133,25 @@ def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, 
     if kinds:
         params["kinds"] = kinds
     from ..engines import hybrid_engine
-    return hybrid_engine(store).recall(cur, view, params, use_vector=use_vector, use_text=use_text,
-                                       use_graph=use_graph, seeds_given=seed_keys is not None,
-                                       kinds=kinds, notes=notes, allow_slow=allow_slow)
+    engine = hybrid_engine(store)
+    if not use_graph or wg == 0:
+        return engine.recall(cur, view, params, use_vector=use_vector, use_text=use_text, use_graph=False,
+                             seeds_given=seed_keys is not None, kinds=kinds, notes=notes, allow_slow=allow_slow)
+    # The graph arm expands from what the text and vector arms found: their fusion first
+    # (up to both arms' full depth), then one graph statement that both engines share.
+    if use_vector or use_text:
+        first_params = {n: v for n, v in params.items() if n not in ("hops", "seed_keys")
+                        and (use_text or n != "query")}
+        first_params["k"] = 2 * depth
+        first_params["wg"] = 0.0   # the macro runs a graph arm of its own whenever wg > 0
+        first = engine.recall(cur, view, first_params, use_vector=use_vector,
+                              use_text=use_text, use_graph=False, seeds_given=False, kinds=kinds, notes=notes,
+                              allow_slow=allow_slow)
+    else:
+        first = RecallHits([], arms=(), notes=tuple(notes), engine="sql")
+    from .graph_rank import with_graph_arm
+    return with_graph_arm(store, cur, view, first, params, seed_keys=seed_keys, kinds=kinds,
+                          use_query_seeds=use_text)
 
 
 def hybrid_oracle(store, cur, view, params, *, use_vector, use_text, use_graph, seeds_given, kinds,

@@ -1,0 +1,72 @@
+"""Hybrid recall's graph arm, after the text and vector arms (native or SQL):
+
+1. the episode neighbours of the trusted hits (graph_rank_sql.NEIGHBOURS; both engines);
+2. the graph arm's ranking: the native engine's (src/graph_rank.cpp, through the graph
+   generation and its journal, registered by anatid.native_graph) when it can answer,
+   else the SQL oracle (graph_rank_sql._GRAPH_ARM); same contract, same ids in order;
+3. the three-arm fusion with its protected head (graph_rank_sql.FUSE; both engines).
+"""
+from __future__ import annotations
+
+from .. import engines
+from ..models import Hit, RecallHits
+from . import graph_rank_sql as g
+from .graph_sql import SEEDS_BY_KEYS
+from .recall_sql import SEEDS_FROM_QUERY
+
+_NO_SEEDS = "SELECT NULL::BIGINT AS entity_id WHERE false"
+
+
+def rank_request(params: dict, trusted: list[int], extras, *, seeds_given: bool) -> dict:
+    """What both graph-arm rankers take: the knobs, the trusted hits, the extras."""
+    return {"trusted": trusted, "extra_ids": [int(r[0]) for r in extras], "extra_src": [int(r[1]) for r in extras],
+            "extra_c": [float(r[2]) for r in extras], "named": g.NAMED, "expand": g.EXPAND,
+            "hub_share": g.HUB_SHARE, "hub_floor": g.HUB_FLOOR, "named_ungated": bool(seeds_given),
+            "depth": params["depth"]}
+
+
+def graph_arm_oracle(store, cur, view, rank: dict, *, seed_keys, query, kinds) -> list[tuple[int, int]]:
+    """(memory_id, hop) best first, by the SQL oracle of src/graph_rank.cpp."""
+    seeds_sql = SEEDS_BY_KEYS if seed_keys is not None else SEEDS_FROM_QUERY if query is not None else _NO_SEEDS
+    p = {**view.params(store.tenant), **rank}
+    if seed_keys is not None:
+        p["seed_keys"] = seed_keys
+    elif query is not None:
+        p["query"] = query
+    if kinds:
+        p["kinds"] = kinds
+    return [(int(m), int(h)) for m, h in cur.execute(g.graph_arm_sql(view, seeds_sql=seeds_sql,
+                                                                      with_kinds=bool(kinds)), p).fetchall()]
+
+
+def with_graph_arm(store, cur, view, first: RecallHits, params: dict, *, seed_keys, kinds,
+                   use_query_seeds: bool) -> RecallHits:
+    """`first`: the text+vector fusion (best first, up to 2 * depth hits). Returns the k
+    hits of the three-arm fusion."""
+    trusted = [h.memory_id for h in first[:g.FANOUT]]
+    extras = []
+    if trusted and g.NEIGHBOUR > 0:
+        p = {**view.params(store.tenant), "trusted": trusted, "neighbour": g.NEIGHBOUR}
+        if kinds:
+            p["kinds"] = kinds
+        extras = cur.execute(g.neighbours_sql(view, with_kinds=bool(kinds)), p).fetchall()
+    rank = rank_request(params, trusted, extras, seeds_given=seed_keys is not None)
+    query = params.get("query") if use_query_seeds else None
+    notes = list(first.notes)
+    ranked = engines.graph_arm(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds,
+                               notes=notes)
+    if ranked is None:
+        ranked = graph_arm_oracle(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds)
+    fp = {**view.params(store.tenant), "first_ids": [h.memory_id for h in first],
+          "first_scores": [float(h.score) for h in first], "graph_ids": [m for m, _ in ranked],
+          "graph_hops": [h for _, h in ranked], "protect": g.PROTECT, "wg": params["wg"], "k": params["k"]}
+    by_id = {h.memory_id: h for h in first}
+    hits = []
+    for mid, content, kind, score, rg, hop in cur.execute(g.fuse_sql(view), fp).fetchall():
+        prior = by_id.get(int(mid))
+        # a first stage answered by the macro names its own (weightless) graph arm: not ours
+        sources = (tuple(a for a in prior.sources if a != "graph") if prior is not None else ()) + \
+            (("graph",) if rg is not None else ())
+        hits.append(Hit(int(mid), content, kind, float(score), sources, None if hop is None else int(hop)))
+    return RecallHits(hits, bm25_stale=first.bm25_stale, arms=tuple(first.arms) + ("graph",), notes=tuple(notes),
+                      engine=first.engine)
