@@ -512,6 +512,11 @@ def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy 
             if gen is None and problem is None:
                 entry["detail"] = "no generation yet: run maintain_indexes()"
                 continue
+            if index == "graph" and graph_index.unkeyed(store, cur):
+                entry.update(reason="absent", due=False,
+                             detail="the graph generation predates nonces and the file is open read-only: the SQL "
+                                    "oracle answers graph reads until it is opened read-write once (which adds them)")
+                continue
             if problem is None and deep:
                 problem = reconcile(cur, index, t)
                 if problem is None and index == "graph":
