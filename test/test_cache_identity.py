@@ -122,3 +122,69 @@ def test_concurrent_maintain_on_two_pool_tenants(tmp_path, frozen_ids):
                 if got != want or not _native_matches_oracle(db, entity):
                     failures.append((trial, name, sorted(want - got)))
         assert not failures, failures
+
+
+# ---- files written before graph generations had a nonce --------------------------------
+
+def _make_unkeyed(path):
+    """The file as an anatid from before nonces left it: no nonce column, nonce-less markers."""
+    import duckdb
+    con = duckdb.connect(path)
+    try:
+        con.execute("ALTER TABLE anatid_graph_generations DROP COLUMN nonce")
+        con.execute("UPDATE anatid_graph_journal SET entry = concat('0|', split_part(entry, '|', 2), '|', "
+                    "split_part(entry, '|', 3), '||||||') WHERE op = 0")
+    finally:
+        con.close()
+
+
+def test_an_unkeyed_file_read_only_answers_via_the_oracle_and_read_write_migrates(tmp_path, frozen_ids):
+    paths = {name: str(tmp_path / f"{name}.anatid") for name in TENANTS}
+    for name, (entity, contents) in TENANTS.items():
+        with anatid.Anatid.open(paths[name]) as db:
+            native = db.native.loaded
+            _fill(db, entity, contents)
+    if not native:
+        pytest.skip("pure SQL builds no graph generation: nothing to migrate")
+    _make_unkeyed(paths["alpha"])
+    with anatid.Anatid.open(paths["beta"]) as beta:        # beta's generation, same id, in the cache
+        _check_own(beta, *TENANTS["beta"])
+        with anatid.Anatid.open(paths["alpha"], read_only=True) as old:
+            entity, contents = TENANTS["alpha"]
+            hits = old.recall_2hop(entity)
+            assert {h.content for h in hits} == set(contents)
+            assert "unkeyed_generation" in hits.notes, hits.notes
+            assert {h.content for h in old.context(entity, hops=1)} == set(contents)
+            graph = [r for r in old.index_health() if r["index"] == "graph"]
+            assert [r["reason"] for r in graph] == ["absent"] and "predates nonces" in graph[0]["detail"]
+        with anatid.Anatid.open(paths["alpha"]) as migrated:   # read-write: the nonce is added
+            cur = migrated._store.read()
+            nonce = cur.execute("SELECT nonce FROM anatid_graph_generations").fetchone()[0]
+            marker = cur.execute("SELECT entry FROM anatid_graph_journal WHERE op = 0").fetchone()[0]
+            assert nonce is not None and marker.split("|")[3] == str(nonce)
+            hits = migrated.recall_2hop(entity)
+            assert {h.content for h in hits} == set(contents)
+            assert hits.engine == "native" and "unkeyed_generation" not in hits.notes, hits.notes
+            _check_own(migrated, *TENANTS["alpha"])
+            _check_own(beta, *TENANTS["beta"])
+
+
+# ---- the Python-side process-wide state -----------------------------------------------
+
+def test_two_in_memory_files_do_not_share_index_health_state():
+    """health's damaged flags are process-wide, keyed by the file: two ":memory:" handles are
+    two files (their paths are the same string), and a flag on one must not send the
+    other's reads to the SQL oracle as damaged."""
+    from anatid.indexes import health
+    with anatid.Anatid.open(":memory:") as a, anatid.Anatid.open(":memory:") as b:
+        for db, (entity, contents) in zip((a, b), TENANTS.values()):
+            _fill(db, entity, contents)
+        health.mark_damaged(a._store, "graph", 0, "test: a's base is damaged")
+        try:
+            assert health.flagged(a._store, "graph", 0)
+            assert health.flagged(b._store, "graph", 0) is None
+            hits = b.recall_2hop("Bob")
+            assert "damaged_base" not in hits.notes and {h.content for h in hits} == set(TENANTS["beta"][1])
+            assert "damaged_base" in a.recall_2hop("Ada").notes or not a.native.loaded
+        finally:
+            health.clear_damaged(a._store, "graph", [0])
