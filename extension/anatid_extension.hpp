@@ -43,9 +43,9 @@ void RegisterAnatidGraphBuild(duckdb_connection connection);
 void RegisterAnatidGraphRecall(duckdb_connection connection);
 // anatid_graph_request(seeds, hops, max_hits, kinds, valid_at, strict) -> VARCHAR
 void RegisterAnatidGraphRequest(duckdb_connection connection);
-// anatid_graph_load(generation_id, blob) -> BIGINT: parse into the process cache
+// anatid_graph_load(generation_id, nonce, blob) -> BIGINT: parse into the process cache
 void RegisterAnatidGraphLoad(duckdb_connection connection);
-// anatid_graph_resident(generation_id) -> BOOLEAN
+// anatid_graph_resident(generation_id, nonce) -> BOOLEAN
 void RegisterAnatidGraphResident(duckdb_connection connection);
 // anatid_graph_cache_stats() -> VARCHAR (JSON)
 void RegisterAnatidGraphCacheStats(duckdb_connection connection);

@@ -58,22 +58,22 @@ inline bool StringList(duckdb_vector v, idx_t row, std::vector<std::string> &out
 	return true;
 }
 
-// The generation `id` as this process holds it; else, when `blob` is given, parsed from
+// The generation `key` as this process holds it; else, when `blob` is given, parsed from
 // it (checked to hold that id) and put in the cache; else null. `fn` names the SQL
 // function in errors.
-inline std::shared_ptr<const graph::Generation> ResidentOrParse(int64_t id, const char *blob, size_t len,
-                                                                const char *fn) {
+inline std::shared_ptr<const graph::Generation> ResidentOrParse(const graph::CacheKey &key, const char *blob,
+                                                                size_t len, const char *fn) {
 	auto &cache = graph::GenerationCache::Instance();
-	std::shared_ptr<const graph::Generation> resident = cache.Get(id);
+	std::shared_ptr<const graph::Generation> resident = cache.Get(key);
 	if (resident || !blob) {
 		return resident;
 	}
 	auto parsed = graph::Generation::Parse(blob, len);
-	if (parsed->header.generation_id != id) {
-		throw std::invalid_argument(std::string(fn) + ": the BLOB passed for generation " + std::to_string(id) +
+	if (parsed->header.generation_id != key.id) {
+		throw std::invalid_argument(std::string(fn) + ": the BLOB passed for generation " + std::to_string(key.id) +
 		                            " holds generation " + std::to_string(parsed->header.generation_id));
 	}
-	cache.Put(id, parsed);
+	cache.Put(key, parsed);
 	return parsed;
 }
 

@@ -1,11 +1,13 @@
 // anatid_graph_recall(entry VARCHAR, request VARCHAR [, blob BLOB])
 //   -> LIST(STRUCT(memory_id BIGINT, hop INTEGER, score DOUBLE))
 //
-// An aggregate over one tenant's anatid_graph_journal entries: the base marker (op 0)
-// names the generation, the other entries are writes since it was built. `request` is
-// constant per call (src/graph_codec.hpp; anatid_graph_request builds it in SQL). The
-// three-argument form also takes one row (op 9) carrying the generation BLOB, passed
-// only when this process has not parsed that generation. Why an aggregate over two
+// An aggregate over one tenant's anatid_graph_journal entries: the base marker (op 0,
+// a = generation id, b = its nonce) names the generation, the other entries are writes
+// since it was built. `request` is constant per call (src/graph_codec.hpp;
+// anatid_graph_request builds it in SQL). The three-argument form also takes one row
+// (op 9, a and b as in the marker) carrying the generation BLOB, passed only when this
+// process has not parsed that generation. The cache key is (id, nonce): ids are unique
+// per file only (src/graph_cache.hpp). Why an aggregate over two
 // text columns: it reads the journal in the caller's transaction with one scan and no
 // subquery, and each scanned column and bound argument costs per call
 // (docs/benchmarks.md has the measurements).
@@ -13,7 +15,9 @@
 // When the generation is neither cached nor supplied: with strict, an error saying what
 // to run; without (the Python engine's lean statement), a one-element list whose hop is
 // -1 (memory_id = the generation to load) or -2 (the tenant has no generation), so the
-// caller can load it or fall back without aborting its transaction. A request in mode 2
+// caller can load it or fall back without aborting its transaction; a marker without a
+// nonce (a file written before nonces, opened read-only since) is refused the same way,
+// with hop -3, since no cache key would tell it from another file's generation. A request in mode 2
 // (empty_base) answers a journal without a base marker from the journal alone: the
 // Python engine asks for it once it has checked the journal holds every canonical row.
 #include "anatid_extension.hpp"
@@ -41,7 +45,8 @@ using graph::JournalRow;
 constexpr int8_t kOpBlob = 9;
 constexpr int32_t kHopNeedsLoad = -1;
 constexpr int32_t kHopNoGeneration = -2;
-constexpr int64_t kNoGenerationKey = 0; // generation ids are allocator ids, always > 0
+constexpr int32_t kHopUnkeyed = -3;
+const graph::CacheKey kNoGenerationKey {0, 0}; // generation ids are allocator ids, always > 0
 
 enum Arg : idx_t { kEntry, kRequest, kBlob };
 
@@ -53,12 +58,14 @@ struct RecallState {
 	std::string journal; // encoded entries, base marker and BLOB rows excluded
 	int markers = 0;
 	int64_t generation = 0;
+	int64_t nonce = 0;
+	bool keyed = false; // the marker carried a nonce
 	bool have_request = false;
 	graph::RecallRequest request;
 	bool strict = false;
 	bool empty_base = false;
 	bool have_blob = false;
-	int64_t blob_generation = 0;
+	graph::CacheKey blob_key {0, 0};
 	std::string blob;
 };
 
@@ -71,6 +78,19 @@ RecallState *&StateOf(duckdb_aggregate_state state) {
 // Whether a journal entry's op field is `op` (a single digit: ops are 0-5 and 9).
 bool IsOp(std::string_view entry, int op) {
 	return entry.size() >= 2 && entry[0] == char('0' + op) && entry[1] == '|';
+}
+
+// Whether the entry's fourth field (b) is non-empty: a nonce-less base marker has none.
+bool HasB(std::string_view entry) {
+	size_t pos = 0;
+	for (int i = 0; i < 3; i++) {
+		pos = entry.find('|', pos);
+		if (pos == std::string_view::npos) {
+			return false;
+		}
+		pos++;
+	}
+	return pos < entry.size() && entry[pos] != '|';
 }
 
 int64_t NowMicros() {
@@ -117,6 +137,8 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		JournalRow r = graph::ParseJournalEntry(entry);
 		if (r.op == graph::kOpBase) {
 			s.generation = r.a;
+			s.nonce = r.b;
+			s.keyed = HasB(entry);
 			s.markers++;
 			continue;
 		}
@@ -124,8 +146,8 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		size_t blob_len = 0;
 		if (with_blob && StringView(duckdb_data_chunk_get_vector(input, kBlob), row, blob, blob_len)) {
 			s.blob.assign(blob, blob_len);
-			s.blob_generation = r.a;
-			s.have_blob = true;
+			s.blob_key = graph::CacheKey {r.a, r.b};
+			s.have_blob = HasB(entry);
 		}
 	}
 }
@@ -144,12 +166,14 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 		src.journal.clear();
 		if (src.markers) {
 			dst.generation = src.generation;
+			dst.nonce = src.nonce;
+			dst.keyed = src.keyed;
 			dst.markers += src.markers;
 			src.markers = 0;
 		}
 		if (src.have_blob && !dst.have_blob) {
 			dst.blob = std::move(src.blob);
-			dst.blob_generation = src.blob_generation;
+			dst.blob_key = src.blob_key;
 			dst.have_blob = true;
 		}
 	}
@@ -178,9 +202,19 @@ std::vector<graph::RecallHit> Answer(RecallState &s) {
 		}
 		return {graph::RecallHit {0, kHopNoGeneration}};
 	}
-	const bool blob = s.have_blob && s.blob_generation == generation;
+	if (!s.keyed) {
+		if (s.strict) {
+			throw std::invalid_argument("anatid_graph_recall: the base marker of graph generation " +
+			                            std::to_string(generation) +
+			                            " has no nonce (the file predates them): open it read-write with anatid "
+			                            "once, which adds them, or run maintain_indexes()");
+		}
+		return {graph::RecallHit {generation, kHopUnkeyed}};
+	}
+	const graph::CacheKey key {generation, s.nonce};
+	const bool blob = s.have_blob && s.blob_key == key;
 	std::shared_ptr<const graph::Generation> base =
-	    ResidentOrParse(generation, blob ? s.blob.data() : nullptr, s.blob.size(), "anatid_graph_recall");
+	    ResidentOrParse(key, blob ? s.blob.data() : nullptr, s.blob.size(), "anatid_graph_recall");
 	if (!base) {
 		if (s.strict) {
 			throw std::invalid_argument("anatid_graph_recall: graph generation " + std::to_string(generation) +
@@ -189,7 +223,7 @@ std::vector<graph::RecallHit> Answer(RecallState &s) {
 		}
 		return {graph::RecallHit {generation, kHopNeedsLoad}};
 	}
-	auto fold = graph::JournalCache::Instance().Fold(generation, base, s.journal, s.request.valid_at_us);
+	auto fold = graph::JournalCache::Instance().Fold(key, base, s.journal, s.request.valid_at_us);
 	return s.request.rank.enabled ? graph::Rank(*fold, s.request) : graph::Recall(*fold, s.request);
 }
 

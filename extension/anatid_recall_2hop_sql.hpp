@@ -8,8 +8,9 @@
 // One scan of the tenant's anatid_graph_journal entries (the base marker plus every
 // write since the base was built) feeds the aggregate anatid_graph_recall in the
 // caller's transaction. The generation BLOB is added as one more row only when this
-// process has not parsed that generation (anatid_graph_resident); the CASE makes the
-// join key -1 otherwise, and DuckDB's join-filter pushdown then skips the BLOB column.
+// process has not parsed that generation (anatid_graph_resident, keyed by id and nonce);
+// the CASE makes the join key -1 otherwise, and DuckDB's join-filter pushdown then skips
+// the BLOB column.
 #pragma once
 
 namespace anatid {
@@ -26,11 +27,11 @@ SELECT unnest(anatid_graph_recall(r.entry,
 FROM (SELECT j.entry, CAST(NULL AS BLOB) AS blob
       FROM anatid_graph_journal j WHERE j.tenant_id = CAST(tenant AS BIGINT)
       UNION ALL
-      SELECT concat('9||', g.generation_id, '||||||'), g.blob
-      FROM (SELECT generation_id AS gen FROM anatid_graph_generations
+      SELECT concat('9||', g.generation_id, '|', g.nonce, '|||||'), g.blob
+      FROM (SELECT generation_id AS gen, nonce FROM anatid_graph_generations
             WHERE tenant_id = CAST(tenant AS BIGINT)) cur
       JOIN anatid_graph_generations g
-        ON g.generation_id = CASE WHEN anatid_graph_resident(cur.gen) THEN -1 ELSE cur.gen END) r
+        ON g.generation_id = CASE WHEN anatid_graph_resident(cur.gen, cur.nonce) THEN -1 ELSE cur.gen END) r
 )SQL";
 
 // Column-compatible TEMP stubs for CREATE-time binding (see MacroDef::stubs).
@@ -38,7 +39,7 @@ constexpr const char *kRecall2HopMacroStubs = R"SQL(
 CREATE TEMP TABLE IF NOT EXISTS anatid_graph_journal (tenant_id BIGINT, seq BIGINT, op TINYINT, entry VARCHAR);
 CREATE TEMP TABLE IF NOT EXISTS anatid_graph_generations (generation_id BIGINT, tenant_id BIGINT,
     built_at TIMESTAMP, format_version INTEGER, entities BIGINT, edges BIGINT, memories BIGINT, bytes BIGINT,
-    blob BLOB)
+    blob BLOB, nonce BIGINT)
 )SQL";
 
 } // namespace anatid

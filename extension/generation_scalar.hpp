@@ -6,6 +6,7 @@
 
 #include "anatid_extension.hpp"
 #include "capi_util.hpp"
+#include "graph_cache.hpp"
 #include "hnsw_cache.hpp"
 
 #include <cstdint>
@@ -24,9 +25,10 @@ void MapRows(duckdb_data_chunk input, duckdb_vector output, Fn &&fn) {
 	}
 }
 
-// A graph generation id from column 0; false when it is NULL.
-inline bool GraphGenerationArg(duckdb_data_chunk input, idx_t row, int64_t &id) {
-	return Scalar(duckdb_data_chunk_get_vector(input, 0), row, id);
+// A graph generation's (generation_id, nonce) from columns 0 and 1; false when either is NULL.
+inline bool GraphKeyArg(duckdb_data_chunk input, idx_t row, graph::CacheKey &key) {
+	return Scalar(duckdb_data_chunk_get_vector(input, 0), row, key.id) &&
+	       Scalar(duckdb_data_chunk_get_vector(input, 1), row, key.nonce);
 }
 
 // An ANN generation's (generation_id, nonce) from columns 0 and 1; false when either is NULL.

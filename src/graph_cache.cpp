@@ -13,9 +13,9 @@ GenerationCache &GenerationCache::Instance() {
 	return *cache;
 }
 
-std::shared_ptr<const Generation> GenerationCache::Get(int64_t generation_id) {
+std::shared_ptr<const Generation> GenerationCache::Get(const CacheKey &key) {
 	std::lock_guard<std::mutex> lock(mutex_);
-	auto it = index_.find(generation_id);
+	auto it = index_.find(key);
 	if (it == index_.end()) {
 		misses_++;
 		return nullptr;
@@ -25,31 +25,31 @@ std::shared_ptr<const Generation> GenerationCache::Get(int64_t generation_id) {
 	return it->second->generation;
 }
 
-bool GenerationCache::Contains(int64_t generation_id) {
+bool GenerationCache::Contains(const CacheKey &key) {
 	std::lock_guard<std::mutex> lock(mutex_);
-	return index_.count(generation_id) != 0;
+	return index_.count(key) != 0;
 }
 
-void GenerationCache::Put(int64_t generation_id, std::shared_ptr<const Generation> generation) {
+void GenerationCache::Put(const CacheKey &key, std::shared_ptr<const Generation> generation) {
 	std::lock_guard<std::mutex> lock(mutex_);
-	auto it = index_.find(generation_id);
+	auto it = index_.find(key);
 	if (it != index_.end()) {
 		resident_ -= it->second->bytes;
 		lru_.erase(it->second);
 		index_.erase(it);
 	}
 	const size_t bytes = generation->ByteSize();
-	lru_.push_front(Entry {generation_id, std::move(generation), bytes});
-	index_.emplace(generation_id, lru_.begin());
+	lru_.push_front(Entry {key, std::move(generation), bytes});
+	index_.emplace(key, lru_.begin());
 	resident_ += bytes;
 	loads_++;
-	EvictLocked(generation_id);
+	EvictLocked(&key);
 }
 
 void GenerationCache::SetBudget(size_t bytes) {
 	std::lock_guard<std::mutex> lock(mutex_);
 	budget_ = bytes;
-	EvictLocked(lru_.empty() ? 0 : lru_.front().id);
+	EvictLocked(lru_.empty() ? nullptr : &lru_.front().key);
 }
 
 void GenerationCache::Clear() {
@@ -60,17 +60,18 @@ void GenerationCache::Clear() {
 	resident_ = 0;
 }
 
-void GenerationCache::EvictLocked(int64_t keep) {
+void GenerationCache::EvictLocked(const CacheKey *keep) {
+	const CacheKey kept = keep ? *keep : CacheKey {0, 0}; // a copy: *keep may be an entry evicted here
 	while (resident_ > budget_ && !lru_.empty()) {
 		auto victim = std::prev(lru_.end());
-		if (victim->id == keep) {
+		if (keep && victim->key == kept) {
 			if (lru_.size() == 1) {
 				break;
 			}
 			victim = std::prev(victim);
 		}
 		resident_ -= victim->bytes;
-		index_.erase(victim->id);
+		index_.erase(victim->key);
 		lru_.erase(victim);
 		evictions_++;
 	}
@@ -87,7 +88,7 @@ CacheStats GenerationCache::Stats() {
 	s.loads = loads_;
 	s.evictions = evictions_;
 	for (const Entry &e : lru_) {
-		s.resident_ids.push_back(e.id);
+		s.resident_ids.push_back(e.key.id);
 	}
 	return s;
 }
@@ -169,7 +170,7 @@ JournalCache &JournalCache::Instance() {
 	return *cache;
 }
 
-std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
+std::shared_ptr<const JournalFold> JournalCache::Fold(const CacheKey &key,
                                                       const std::shared_ptr<const Generation> &base,
                                                       const std::string &encoded, int64_t valid_at) {
 	auto fits = [&](const BasedJournalFold &f) { return f.base.lock() == base && f.fold->Covers(valid_at); };
@@ -188,7 +189,7 @@ std::shared_ptr<const JournalFold> JournalCache::Fold(int64_t generation_id,
 		auto fold = std::make_shared<const JournalFold>(base.get(), std::move(segments), valid_at);
 		return std::make_shared<const BasedJournalFold>(BasedJournalFold {base, std::move(fold)});
 	};
-	return GetOrFold(generation_id, encoded, fits, build)->fold;
+	return GetOrFold(key, encoded, fits, build)->fold;
 }
 
 } // namespace graph

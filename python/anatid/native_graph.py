@@ -12,6 +12,9 @@ and RecallHits.notes says why:
                       (written by plain SQL): run maintain_indexes(). With every row
                       journalled, the journal alone answers natively (notes: absent)
 * damaged_base        the stored generation failed its checksum (anatid.indexes.health)
+* unkeyed_generation  the file predates generation nonces and is open read-only: no
+                      cache key tells its generation from another file's (equal ids
+                      happen), so nothing native answers until a read-write open adds them
 """
 from __future__ import annotations
 
@@ -80,11 +83,17 @@ WHERE m.tenant_id = $tenant AND m.tx_to IS NULL AND m.memory_id BETWEEN $lo AND 
 ORDER BY h.pos
 """
 
-_LOAD = ("SELECT anatid_graph_load(generation_id, blob) FROM anatid_graph_generations "
-         "WHERE generation_id = $g")
+# The nonce comes from the table: maintain_indexes() writes it there and into the base
+# marker the aggregate read, in one transaction.
+_LOAD = ("SELECT anatid_graph_load(generation_id, nonce, blob) FROM anatid_graph_generations "
+         "WHERE generation_id = $g AND tenant_id = $tenant")
 
 HOP_NEEDS_LOAD = -1
 HOP_NO_GENERATION = -2
+HOP_UNKEYED = -3      # a base marker without a nonce (extension/anatid_graph_recall.cpp)
+
+UNKEYED_NOTE = ("unkeyed_generation: this file's graph generation predates nonces and it is open read-only, so the "
+                "SQL oracle answered; open it read-write once (which adds them) for native graph reads")
 
 
 def tenant_hint(store, name: str, tenant, value=None) -> bool:
@@ -123,9 +132,10 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
                store=None, notes: list | None = None, rank: dict | None = None) -> list[tuple[int, int]] | None:
     """(memory_id, hop) in recall order, or None when the native path cannot answer: the
     tenant has no generation and (without `store`, or with a journal that lacks rows) the
-    journal alone cannot stand in for one. With `store`, the journal invariant is checked
-    too (health.DamagedBase when it fails), and a tenant without a generation is answered
-    from its journal alone; `notes` receives which of the two happened."""
+    journal alone cannot stand in for one, or its base marker has no nonce (UNKEYED_NOTE goes
+    to `notes`). With `store`, the journal invariant is checked too (health.DamagedBase when
+    it fails), and a tenant without a generation is answered from its journal alone; `notes`
+    receives which of the two happened."""
     block = "" if rank is None else encode_rank(rank)   # rank: the hybrid graph arm's ranking instead
     params = {"request": encode_request(keys, hops, limit, kinds, valid_at) + block, "tenant": tenant}
     alone = _journal_alone_hint(store, tenant)
@@ -155,9 +165,13 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
                 return None
             continue
         first = hits[0]
+        if first["hop"] == HOP_UNKEYED:
+            if notes is not None:
+                notes.append(UNKEYED_NOTE)
+            return None
         if first["hop"] == HOP_NEEDS_LOAD:
             health.guard_graph_load(cur, tenant)   # DamagedBase rather than parse a corrupted BLOB
-            cur.execute(_LOAD, {"g": first["memory_id"]}).fetchall()
+            cur.execute(_LOAD, {"g": first["memory_id"], "tenant": tenant}).fetchall()
             continue
         return [(h["memory_id"], h["hop"]) for h in hits]
     raise RuntimeError("anatid: the graph generation was evicted between loading and reading three times; "
@@ -188,7 +202,9 @@ class NativeGraphEngine:
                 health.mark_damaged(store, "graph", store.tenant, str(exc))
                 why = "damaged_base"
             else:
-                if ids is None:
+                if ids is None and UNKEYED_NOTE in said:
+                    why = "unkeyed_generation"      # the note (in said) says what to do
+                elif ids is None:
                     why = "no_graph_generation"
                     if cur.execute("SELECT count(*) FROM anatid_graph_generations WHERE tenant_id = $t",
                                    {"t": store.tenant}).fetchone()[0]:

@@ -1,6 +1,7 @@
 """Create, check and migrate the tables of an anatid file."""
 from __future__ import annotations
 
+import os
 from importlib import resources
 from typing import Callable
 
@@ -115,17 +116,55 @@ FROM anatid_text_journal_lists
 """
 
 
+def legacy_graph_generations(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether anatid_graph_generations lacks its nonce column: a file written before the
+    graph cache was keyed by (generation_id, nonce) and opened read-only since. Its base
+    markers carry no nonce either, so native graph reads refuse it (the SQL oracle answers)."""
+    return _table_exists(con, "anatid_graph_generations") and \
+        not _column_exists(con, "anatid_graph_generations", "nonce")
+
+
+def new_nonce() -> int:
+    """A random signed 64-bit nonce: with a generation id, the key of a process-wide cache
+    (ids are unique per file only; two files may allocate the same one)."""
+    return int.from_bytes(os.urandom(8), "little", signed=True)
+
+
+# A nonce for every stored graph generation, then each base marker restated with it
+# (op|seq|a|b|...: b = the nonce; what anatid.indexes.graph's _MARKERS writes).
+_GRAPH_NONCES = """
+UPDATE anatid_graph_generations g SET nonce = n.nonce
+FROM (SELECT unnest(CAST($gens AS BIGINT[])) AS generation_id, unnest(CAST($nonces AS BIGINT[])) AS nonce) n
+WHERE g.generation_id = n.generation_id
+"""
+_GRAPH_MARKERS_KEYED = """
+UPDATE anatid_graph_journal j
+SET entry = concat('0|', split_part(j.entry, '|', 2), '|', g.generation_id, '|', g.nonce, '|||||')
+FROM anatid_graph_generations g
+WHERE j.op = 0 AND j.tenant_id = g.tenant_id AND TRY_CAST(split_part(j.entry, '|', 3) AS BIGINT) = g.generation_id
+"""
+
+
+def _key_graph_generations(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("ALTER TABLE anatid_graph_generations ADD COLUMN nonce BIGINT")
+    gens = [int(g) for (g,) in con.execute("SELECT generation_id FROM anatid_graph_generations").fetchall()]
+    if gens:
+        con.execute(_GRAPH_NONCES, {"gens": gens, "nonces": [new_nonce() for _ in gens]})
+        con.execute(_GRAPH_MARKERS_KEYED)
+
+
 def _create_derived(con: duckdb.DuckDBPyConnection) -> None:
     """Derived tables never hold facts, so a file that lacks some (written before
     an index existed) gets them on its next read-write open, and a derived table
     whose layout changed is rewritten in the same transaction (the text journal's
-    term lists became one postings string)."""
+    term lists became one postings string; graph generations gained a nonce)."""
     statements = [st for name in derived_sql_files() for st in split_sql(sql_text(name))]
     if not statements:
         return
     con.begin()
     try:
         legacy = legacy_text_journal(con)
+        unkeyed = legacy_graph_generations(con)
         if legacy:
             con.execute("ALTER TABLE anatid_text_journal RENAME TO anatid_text_journal_lists")
         for statement in statements:
@@ -133,6 +172,8 @@ def _create_derived(con: duckdb.DuckDBPyConnection) -> None:
         if legacy:
             con.execute(_TEXT_JOURNAL_FROM_LISTS)
             con.execute("DROP TABLE anatid_text_journal_lists")
+        if unkeyed:
+            _key_graph_generations(con)
         con.commit()
     except BaseException:
         con.rollback()

@@ -7,6 +7,7 @@ BEGIN/COMMIT themselves.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ BRUTE_FORCE_CEILING = 100_000
 SCAN_CEILING = 100_000
 
 _clocks: dict[str, WriteClock] = {}
+_memory_ids = itertools.count(1)
 _clocks_lock = threading.Lock()
 
 
@@ -82,7 +84,8 @@ class Store:
             if mapped is not None:
                 raise mapped from exc
             raise
-        self._key = os.path.realpath(path) if path not in (":memory:", "") else f":memory:{id(self.con)}"
+        # a closed connection's id() can be reused: a counter names each in-memory database once
+        self._key = os.path.realpath(path) if path not in (":memory:", "") else f":memory:{next(_memory_ids)}"
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._cursors_lock = threading.Lock()

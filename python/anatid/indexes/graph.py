@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta
 
+from ..schema import new_nonce
 from ..verbs import journal
 
 FORMAT_VERSION = 1  # src/graph_generation.cpp kFormatVersion
@@ -34,6 +35,17 @@ def has_tables(store, cur=None) -> bool:
                         "AND schema_name = current_schema() AND table_name IN (SELECT unnest($t))",
                         {"t": list(TABLES)}).fetchone()[0]
         known = store._graph_index_tables = (n == len(TABLES))
+    return known
+
+
+def unkeyed(store, cur) -> bool:
+    """Whether this file's graph generations predate their nonce column (a read-write open
+    adds it, so only a read-only handle sees this): native graph reads refuse them, since
+    no cache key tells them from another file's (anatid.schema.legacy_graph_generations)."""
+    known = getattr(store, "_graph_unkeyed", None)
+    if known is None:
+        from ..schema import legacy_graph_generations
+        known = store._graph_unkeyed = bool(store.read_only) and legacy_graph_generations(cur or store.read())
     return known
 
 
@@ -230,9 +242,10 @@ FROM t LEFT JOIN (
 GROUP BY t.tenant_id, t.gen
 """
 
+# The base marker names the generation and its nonce (b): the native cache key.
 _MARKERS = _journal_sql("""
 SELECT unnest(CAST($tenants AS BIGINT[])) AS tenant_id, CAST($seq AS BIGINT) AS seq, CAST(0 AS TINYINT) AS op,
-       unnest(CAST($gens AS BIGINT[])) AS a, CAST(NULL AS BIGINT) AS b, CAST(NULL AS VARCHAR) AS a_key,
+       unnest(CAST($gens AS BIGINT[])) AS a, unnest(CAST($nonces AS BIGINT[])) AS b, CAST(NULL AS VARCHAR) AS a_key,
        CAST(NULL AS VARCHAR) AS b_key, CAST(NULL AS VARCHAR) AS kind,
        CAST(NULL AS TIMESTAMP) AS valid_from, CAST(NULL AS TIMESTAMP) AS valid_to""")
 
@@ -287,6 +300,8 @@ def maintain(store, *, all_tenants: bool = False, only=None) -> dict:
         if only is not None:          # maintain_indexes(): the tenants that are due
             tenants = sorted({int(t) for t in only})
         gens = store.ids.take(len(tenants))
+        # ids are unique per file only: the nonce keeps another file's equal id out of our cache entry
+        nonces = [new_nonce() for _ in gens]
         p = {"tenants": tenants, "built_at": built_at}
         absorbed = cur.execute("SELECT count(*) FROM anatid_graph_journal WHERE tenant_id IN (SELECT unnest($tenants)) "
                                "AND op <> 0", {"tenants": tenants}).fetchone()[0]
@@ -295,17 +310,21 @@ def maintain(store, *, all_tenants: bool = False, only=None) -> dict:
         cur.execute("DELETE FROM anatid_graph_generations WHERE tenant_id IN (SELECT unnest($tenants))",
                     {"tenants": tenants})
         cur.execute(f"""
-            INSERT INTO anatid_graph_generations
-            SELECT gen, tenant_id, $built_at, {FORMAT_VERSION}, entities, edges, memories, octet_length(blob), blob
-            FROM ({_BUILD})""", {**p, "gens": gens})
-        cur.execute(_MARKERS, {"tenants": tenants, "gens": gens, "seq": store.ids.take()[0]})
+            INSERT INTO anatid_graph_generations (generation_id, tenant_id, built_at, format_version, entities,
+                                                  edges, memories, bytes, blob, nonce)
+            SELECT b.gen, b.tenant_id, $built_at, {FORMAT_VERSION}, b.entities, b.edges, b.memories,
+                   octet_length(b.blob), b.blob, n.nonce
+            FROM ({_BUILD}) b
+            JOIN (SELECT unnest(CAST($gens AS BIGINT[])) AS gen, unnest(CAST($nonces AS BIGINT[])) AS nonce) n
+              ON n.gen = b.gen""", {**p, "gens": gens, "nonces": nonces})
+        cur.execute(_MARKERS, {"tenants": tenants, "gens": gens, "nonces": nonces, "seq": store.ids.take()[0]})
         cur.execute(_VOLATILE_ABOUT, {**p, "seq": store.ids.take()[0]})
         cur.execute(_VOLATILE_PAIRS, {**p, "seq": store.ids.take()[0]})
         rows = cur.execute("SELECT tenant_id, generation_id, entities, edges, memories, bytes "
                            "FROM anatid_graph_generations WHERE tenant_id IN (SELECT unnest($tenants)) "
                            "ORDER BY tenant_id", {"tenants": tenants}).fetchall()
         # parse them now, so the first read after maintenance does not pay for it
-        cur.execute("SELECT anatid_graph_load(generation_id, blob) FROM anatid_graph_generations "
+        cur.execute("SELECT anatid_graph_load(generation_id, nonce, blob) FROM anatid_graph_generations "
                     "WHERE generation_id IN (SELECT unnest($gens))", {"gens": gens}).fetchall()
     return {"index": "graph", "tenants": [
         {"tenant": int(t), "generation_id": str(g), "entities": int(e), "edges": int(d), "memories": int(m),

@@ -41,7 +41,9 @@ INDEXES = ("graph", "text", "vector")
 VALIDATIONS = "anatid_index_validations"
 
 # Process-wide state: builds running now, and (index, tenant) pairs found damaged since
-# their last publish. Keyed by the file's path: every handle on a file shares them.
+# their last publish. Keyed by the file's identity (Store._key: its real path, or one
+# in-memory database): every handle on a file shares them, no other file does (two
+# ":memory:" handles, or one path spelled two ways, must not share or miss a flag).
 _lock = threading.Lock()
 _building: dict[tuple[str, str, int], int] = {}
 _damaged: dict[tuple[str, str, int], str] = {}
@@ -57,8 +59,12 @@ class DamagedBase(Exception):
         self.index = index
 
 
+def _file(store) -> str:
+    return store._key
+
+
 def _key(store, index: str, tenant: int) -> tuple[str, str, int]:
-    return (store.path, index, int(tenant))
+    return (_file(store), index, int(tenant))
 
 
 def mark_building(store, index: str, tenants, on: bool) -> None:
@@ -82,7 +88,7 @@ def clear_damaged(store, index: str, tenants) -> None:
     with _lock:
         for t in tenants:
             _damaged.pop(_key(store, index, t), None)
-        _published[store.path] = _published.get(store.path, 0) + 1   # journal checks start afresh
+        _published[_file(store)] = _published.get(_file(store), 0) + 1   # journal checks start afresh
 
 
 def flagged_any(store, tenant: int, indexes) -> str | None:
@@ -226,14 +232,14 @@ def guard_hybrid(store, cur, tenant: int, *, text: bool, vector: bool) -> str | 
         if cur.execute(_UNJOURNALLED[kind], {"tenant": tenant}).fetchone()[0]:
             return "absent"
     for kind, gen, nonce, cached in rows:
-        if cached or (store.path, kind, int(gen), int(nonce)) in _verified:
+        if cached or (_file(store), kind, int(gen), int(nonce)) in _verified:
             continue
         _, problem, _ = stored_problem(store, cur, kind, tenant)
         if problem is not None:
             mark_damaged(store, kind, tenant, problem)
             return "damaged_base"
         with _lock:
-            _verified.add((store.path, kind, int(gen), int(nonce)))
+            _verified.add((_file(store), kind, int(gen), int(nonce)))
     for kind in [k for k, _, _, _ in rows]:     # the journal invariant (no row count here: always run)
         problem = journal_shortfall(store, cur, kind, tenant)
         if problem is not None:
@@ -310,7 +316,7 @@ def _covered(store, cur, index: str, tenant: int) -> tuple[int, int] | None:
     """(generation id, covered_id) of the tenant's validation record, cached on the handle
     until the next publish in this process; None when there is nothing to check against."""
     cache = store.__dict__.setdefault("_journal_covered", {})
-    key = (index, int(tenant), _published.get(store.path, 0))
+    key = (index, int(tenant), _published.get(_file(store), 0))
     if key not in cache:
         row = None
         if has_covered_id(store, cur):
@@ -345,7 +351,7 @@ def check_journal(store, cur, tenant: int, indexes, journal_rows) -> None:
     if store is None or journal_rows is None:
         return
     cache = store.__dict__.setdefault("_journal_verified", {})
-    key = (tuple(indexes), int(tenant), _published.get(store.path, 0))
+    key = (tuple(indexes), int(tenant), _published.get(_file(store), 0))
     seen = cache.get(key)            # (count verified exactly, count accepted since, when verified)
     now = time.monotonic()
     if seen is not None and (journal_rows == seen[0] or (
@@ -511,6 +517,11 @@ def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy 
                 continue
             if gen is None and problem is None:
                 entry["detail"] = "no generation yet: run maintain_indexes()"
+                continue
+            if index == "graph" and graph_index.unkeyed(store, cur):
+                entry.update(reason="absent", due=False,
+                             detail="the graph generation predates nonces and the file is open read-only: the SQL "
+                                    "oracle answers graph reads until it is opened read-write once (which adds them)")
                 continue
             if problem is None and deep:
                 problem = reconcile(cur, index, t)

@@ -3,6 +3,8 @@
 
 -- One row per tenant: the current base generation, published by maintain_indexes().
 -- blob is src/graph_generation.hpp's serialized form; the counts are for stats().
+-- nonce is last because a file made before it gets it by ALTER TABLE ADD COLUMN on its
+-- next read-write open (anatid.schema), which appends: one column order for every file.
 CREATE TABLE IF NOT EXISTS anatid_graph_generations (
     generation_id  BIGINT    NOT NULL,
     tenant_id      BIGINT    NOT NULL,
@@ -12,10 +14,11 @@ CREATE TABLE IF NOT EXISTS anatid_graph_generations (
     edges          BIGINT    NOT NULL,
     memories       BIGINT    NOT NULL,
     bytes          BIGINT    NOT NULL,
-    blob           BLOB      NOT NULL
+    blob           BLOB      NOT NULL,
+    nonce          BIGINT    NOT NULL   -- random: the process-wide cache key is (generation_id, nonce)
 );
 
--- The base marker (op 0, a = generation_id) and every write since that base was built,
+-- The base marker (op 0, a = generation_id, b = its nonce) and every write since that base was built,
 -- written in the same transaction as the write (anatid.indexes.graph's journal hooks).
 -- `entry` is one text field per row, "op|seq|a|b|valid_from_us|valid_to_us|a_key|b_key|kind"
 -- (src/graph_codec.hpp): a read then scans two columns, not nine.
