@@ -30,6 +30,7 @@
 #include "graph_recall.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -249,7 +250,9 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 		for (size_t h = 0; h < hits.size(); h++) {
 			ids[total + h] = hits[h].memory_id;
 			hops[total + h] = hits[h].hop;
-			if (hits[h].hop >= 0) {
+			if (!std::isnan(hits[h].score)) { // a fused hybrid hit
+				scores[total + h] = hits[h].score;
+			} else if (hits[h].hop >= 0) {
 				scores[total + h] = 1.0 / (1.0 + hits[h].hop);
 			} else {
 				duckdb_vector_ensure_validity_writable(score_vector);

@@ -160,6 +160,14 @@ ParsedRequest ParseRequest(std::string_view text) {
 			r.extra_src.push_back(f.RequiredInt());
 			r.extra_c.push_back(f.RequiredDouble());
 		}
+		r.wg = f.RequiredDouble();
+		r.protect = f.RequiredInt();
+		r.k = f.RequiredInt();
+		const int64_t first = f.RequiredInt();
+		for (int64_t i = 0; i < first; i++) {
+			r.first_ids.push_back(f.RequiredInt());
+			r.first_scores.push_back(f.RequiredDouble());
+		}
 	}
 	return p;
 }

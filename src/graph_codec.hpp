@@ -10,7 +10,8 @@
 // are "<bytes>:<bytes of text>" (so they may contain '|').
 //   entry:   op|seq|a|b|valid_from_us|valid_to_us|a_key|b_key|kind
 //   request: hops|max_hits|valid_at_us|mode|n_seeds|seed...|n_kinds|kind...
-//            [|named|expand|hub_share|hub_floor|ungated|n_trusted|id...|n_extra|(id|src|amount)...]
+//            [|named|expand|hub_share|hub_floor|ungated|n_trusted|id...|n_extra|(id|src|amount)...
+//             |wg|protect|k|n_first|(id|score)...]
 //            (the bracketed block asks for the hybrid graph arm's ranking, graph_rank.hpp;
 //             n_kinds = -1: no kinds filter; valid_at empty: the current instant;
 //             mode 0: lenient, 1: strict, 2: lenient, and a journal without a base

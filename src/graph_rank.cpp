@@ -259,9 +259,47 @@ std::vector<RecallHit> Rank(const JournalFold &fold, const RecallRequest &reques
 		}
 		return x.hop != y.hop ? x.hop < y.hop : x.id > y.id;
 	});
-	std::vector<RecallHit> out;
+	std::vector<RecallHit> arm;
 	for (size_t i = 0; i < scored.size() && int64_t(i) < request.limit; i++) {
-		out.push_back(RecallHit {scored[i].id, scored[i].hop});
+		arm.push_back(RecallHit {scored[i].id, scored[i].hop});
+	}
+	return Fuse(rank, arm);
+}
+
+std::vector<RecallHit> Fuse(const RankRequest &rank, const std::vector<RecallHit> &arm) {
+	struct Placed {
+		int64_t id;
+		int64_t tier;
+		double score;
+		int32_t hop;
+	};
+	std::unordered_map<int64_t, size_t> at;
+	std::vector<Placed> all;
+	for (size_t i = 0; i < rank.first_ids.size(); i++) {
+		const int64_t r1 = int64_t(i) + 1;
+		at.emplace(rank.first_ids[i], all.size());
+		all.push_back(Placed {rank.first_ids[i], r1 <= rank.protect ? r1 : rank.protect + 1, rank.first_scores[i],
+		                      kHopNotGraph});
+	}
+	for (size_t i = 0; i < arm.size(); i++) {
+		const double g = rank.wg / (60.0 + double(i + 1));
+		auto it = at.find(arm[i].memory_id);
+		if (it == at.end()) {
+			all.push_back(Placed {arm[i].memory_id, rank.protect + 1, 0.0 + g, arm[i].hop});
+		} else {
+			all[it->second].score += g;
+			all[it->second].hop = arm[i].hop;
+		}
+	}
+	std::sort(all.begin(), all.end(), [](const Placed &x, const Placed &y) {
+		if (x.tier != y.tier) {
+			return x.tier < y.tier;
+		}
+		return x.score != y.score ? x.score > y.score : x.id < y.id;
+	});
+	std::vector<RecallHit> out;
+	for (size_t i = 0; i < all.size() && int64_t(i) < rank.k; i++) {
+		out.push_back(RecallHit {all[i].id, all[i].hop, all[i].score});
 	}
 	return out;
 }

@@ -25,8 +25,15 @@
 namespace anatid {
 namespace graph {
 
-// request.rank.enabled must be set. Same argument checks as Recall.
+// request.rank.enabled must be set. Same argument checks as Recall. Returns the fused top
+// rank.k (Fuse) over the graph arm's first request.limit candidates.
 std::vector<RecallHit> Rank(const JournalFold &fold, const RecallRequest &request);
+
+// The three-arm fusion (the oracle: graph_rank_sql.FUSE): each hit scores s1 (its first
+// stage score, 0 when absent) + wg / (60 + its rank in `arm`); the first `protect` of the
+// first stage keep their places, the rest follow by score descending, memory_id
+// ascending. A hit the graph arm did not find has hop kHopNotGraph.
+std::vector<RecallHit> Fuse(const RankRequest &rank, const std::vector<RecallHit> &arm);
 
 } // namespace graph
 } // namespace anatid

@@ -61,6 +61,13 @@ struct RankRequest {
 	std::vector<int64_t> extra_ids;
 	std::vector<int64_t> extra_src;
 	std::vector<double> extra_c;
+	// The three-arm fusion: the first stage (text+vector fusion, best first, its scores),
+	// s1 + wg / (60 + graph rank), the first `protect` positions of the first stage kept.
+	std::vector<int64_t> first_ids;
+	std::vector<double> first_scores;
+	double wg = 1.0;
+	int64_t protect = 3;
+	int64_t k = std::numeric_limits<int64_t>::max(); // the fused list's length (the codec always sets it)
 };
 
 struct RecallRequest {
@@ -75,8 +82,10 @@ struct RecallRequest {
 
 struct RecallHit {
 	int64_t memory_id;
-	int32_t hop;
+	int32_t hop;    // kHopNotGraph: a fused hit the graph arm did not find
+	double score = std::numeric_limits<double>::quiet_NaN(); // NaN: 1 / (1 + hop)
 };
+constexpr int32_t kHopNotGraph = -10;
 
 // The journal folded over a base for one valid_at instant: new vertices, restated
 // pairs, extra ABOUT lists, tombstones. Immutable once built, so a process-wide cache

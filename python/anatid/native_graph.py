@@ -118,24 +118,36 @@ def _journal_alone_hint(store, tenant, value=None) -> bool:
 
 def encode_rank(rank: dict) -> str:
     """The ranking block of a request (src/graph_codec.hpp): the hybrid graph arm's knobs,
-    trusted hits and extra contributions; floats by repr, which round-trips exactly."""
+    trusted hits and extra contributions, then the fusion's (wg, protect, k and the first
+    stage's ids and scores); floats by repr, which round-trips exactly."""
     parts = [repr(float(rank["named"])), repr(float(rank["expand"])), repr(float(rank["hub_share"])),
              str(int(rank["hub_floor"])), "1" if rank["named_ungated"] else "0", str(len(rank["trusted"]))]
     parts += [str(int(t)) for t in rank["trusted"]]
     parts.append(str(len(rank["extra_ids"])))
     for i, s, c in zip(rank["extra_ids"], rank["extra_src"], rank["extra_c"]):
         parts += [str(int(i)), str(int(s)), repr(float(c))]
+    fusion = rank["fusion"]
+    parts += [repr(float(fusion["wg"])), str(int(fusion["protect"])), str(int(fusion["k"])),
+              str(len(fusion["first_ids"]))]
+    for i, sc in zip(fusion["first_ids"], fusion["first_scores"]):
+        parts += [str(int(i)), repr(float(sc))]
     return "|" + "|".join(parts)
 
 
+# Sentinel hops of a recall's first row: the generation must be loaded, is absent, or unkeyed.
+CONTROL_HOPS = (-1, -2, -3)
+
+
 def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
-               store=None, notes: list | None = None, rank: dict | None = None) -> list[tuple[int, int]] | None:
+               store=None, notes: list | None = None, rank: dict | None = None) -> list[tuple] | None:
     """(memory_id, hop) in recall order, or None when the native path cannot answer: the
     tenant has no generation and (without `store`, or with a journal that lacks rows) the
     journal alone cannot stand in for one, or its base marker has no nonce (UNKEYED_NOTE goes
     to `notes`). With `store`, the journal invariant is checked too (health.DamagedBase when
     it fails), and a tenant without a generation is answered from its journal alone; `notes`
-    receives which of the two happened."""
+    receives which of the two happened. With `rank` (the hybrid graph arm's request), the
+    hits are the three-arm fusion: (memory_id, hop, score), hop -10 for a hit the graph arm
+    did not find."""
     block = "" if rank is None else encode_rank(rank)   # rank: the hybrid graph arm's ranking instead
     params = {"request": encode_request(keys, hops, limit, kinds, valid_at) + block, "tenant": tenant}
     alone = _journal_alone_hint(store, tenant)
@@ -147,18 +159,22 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
             if not markers:
                 if notes is not None:
                     notes.append(JOURNAL_SHORT_NOTE if short else JOURNAL_ALONE_NOTE)
-                return None if short else [(h["memory_id"], h["hop"]) for h in hits or ()]
+                if short or (not hits and rank is not None):   # no journal row: see below
+                    return None
+                return _hits(hits or (), rank)
             _journal_alone_hint(store, tenant, False)   # a base appeared: the usual read
             alone = False
             row = (hits, rows)
         else:
             row = cur.execute(_RECALL, params).fetchone()
         hits = row[0] if row else None
-        if hits is not None and (not hits or hits[0]["hop"] >= 0):
+        if hits is not None and (not hits or hits[0]["hop"] not in CONTROL_HOPS):
             health.check_journal(store, cur, tenant, ("graph",), row[1])
         if not hits or hits[0]["hop"] == HOP_NO_GENERATION:
             if hits is not None and not hits:
-                return []
+                # no journal row at all: the aggregate never saw the request, so a ranking
+                # request (which must fuse the first stage) goes to the oracle's fusion
+                return [] if rank is None else None
             # no generation (or no journal row at all): the journal alone, if it holds every row
             alone = _journal_alone_hint(store, tenant, True)
             if not alone:
@@ -173,9 +189,15 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
             health.guard_graph_load(cur, tenant)   # DamagedBase rather than parse a corrupted BLOB
             cur.execute(_LOAD, {"g": first["memory_id"], "tenant": tenant}).fetchall()
             continue
-        return [(h["memory_id"], h["hop"]) for h in hits]
+        return _hits(hits, rank)
     raise RuntimeError("anatid: the graph generation was evicted between loading and reading three times; "
                        "raise ANATID_GRAPH_CACHE_BYTES")
+
+
+def _hits(hits, rank) -> list[tuple]:
+    if rank is None:
+        return [(h["memory_id"], h["hop"]) for h in hits]
+    return [(h["memory_id"], h["hop"], h["score"]) for h in hits]
 
 
 class NativeGraphEngine:

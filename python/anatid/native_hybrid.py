@@ -628,7 +628,16 @@ def rank_ids(store, cur, view, rank, *, seed_keys, query, kinds, notes):
     except health.DamagedBase as exc:
         health.mark_damaged(store, "graph", store.tenant, str(exc))
         return None
-    if ids is None:
+    from .native_graph import JOURNAL_ALONE_NOTE
+    for note in said:
+        if note == JOURNAL_ALONE_NOTE and ids is not None:
+            notes.append("graph arm: the journal alone (absent: no graph generation for this tenant yet; "
+                         "maintain_indexes() builds one)")
+        elif ids is not None:
+            notes.append(f"graph arm: {note}")
+    if ids is None and not said:
+        notes.append("graph arm: an empty graph, fused by the SQL oracle")
+    elif ids is None:
         notes.append("graph arm: no_graph_generation, ranked by the SQL oracle")
     return ids
 

@@ -94,13 +94,36 @@ TEST_CASE("a hub's mass is gated; a rare entity links a trusted hit to its other
 TEST_CASE("codec: the ranking block round-trips; a request without it asks for plain recall") {
 	ParsedRequest plain = ParseRequest("2|50|1000|0|1|1:h|-1");
 	CHECK(!plain.request.rank.enabled);
-	ParsedRequest p = ParseRequest("2|50|1000|0|1|1:h|-1|1.0|0.5|0.05|20|1|2|200|7|1|300|200|0.1");
+	ParsedRequest p = ParseRequest("2|50|1000|0|1|1:h|-1|1.0|0.5|0.05|20|1|2|200|7|1|300|200|0.1|1.5|3|10|2|200|0.5|7|0.25");
 	CHECK(p.request.rank.enabled);
 	CHECK(p.request.rank.expand == 0.5 && p.request.rank.hub_share == 0.05 && p.request.rank.hub_floor == 20);
 	CHECK(p.request.rank.named_ungated);
 	CHECK(p.request.rank.trusted == (std::vector<int64_t> {200, 7}));
 	CHECK(p.request.rank.extra_ids == (std::vector<int64_t> {300}) && p.request.rank.extra_c[0] == 0.1);
-	CHECK_THROWS(ParseRequest("2|50|1000|0|1|1:h|-1|1.0|x|0.05|20|1|0|0"));
+	CHECK(p.request.rank.wg == 1.5 && p.request.rank.protect == 3 && p.request.rank.k == 10);
+	CHECK(p.request.rank.first_ids == (std::vector<int64_t> {200, 7}));
+	CHECK(p.request.rank.first_scores == (std::vector<double> {0.5, 0.25}));
+	CHECK_THROWS(ParseRequest("2|50|1000|0|1|1:h|-1|1.0|x|0.05|20|1|0|0|1.0|3|10|0"));
+	CHECK_THROWS(ParseRequest("2|50|1000|0|1|1:h|-1|1.0|0.5|0.05|20|1|0|0|1.0|3|10|2|200|0.5"));  // one first hit short
+}
+
+TEST_CASE("fusion: the protected head keeps its places, the rest by first score + wg / (60 + graph rank)") {
+	RankRequest r;
+	r.first_ids = {5, 6, 7, 8};
+	r.first_scores = {0.03, 0.02, 0.016, 0.015};
+	r.protect = 2;
+	r.wg = 1.0;
+	r.k = 10;
+	// 8: 0.015 + 1/61 = 0.0314; 9 (graph only): 1/62 = 0.016129 > 7's 0.016
+	std::vector<RecallHit> fused = Fuse(r, {RecallHit {8, 1}, RecallHit {9, 0}});
+	CHECK_EQ(Ids(fused), "5@-10,6@-10,8@1,9@0,7@-10");
+	CHECK(fused[2].score == 0.015 + 1.0 / 61.0);
+	CHECK(fused[0].score == 0.03);
+	r.k = 3;
+	CHECK_EQ(Ids(Fuse(r, {RecallHit {8, 1}, RecallHit {9, 0}})), "5@-10,6@-10,8@1");
+	r.protect = 0;   // nothing protected: 8 overtakes 5
+	r.k = 10;
+	CHECK_EQ(Ids(Fuse(r, {RecallHit {8, 1}})), "8@1,5@-10,6@-10,7@-10");
 }
 
 // The contract over a final state, written plainly: about links (memory, entity, kind),

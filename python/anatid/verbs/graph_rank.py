@@ -1,18 +1,23 @@
 """Hybrid recall's graph arm, after the text and vector arms (native or SQL):
 
 1. the episode neighbours of the trusted hits (graph_rank_sql.NEIGHBOURS; both engines);
-2. the graph arm's ranking: the native engine's (src/graph_rank.cpp, through the graph
-   generation and its journal, registered by anatid.native_graph) when it can answer,
-   else the SQL oracle (graph_rank_sql._GRAPH_ARM); same contract, same ids in order;
-3. the three-arm fusion with its protected head (graph_rank_sql.FUSE; both engines).
+2. the graph arm's ranking and the three-arm fusion with its protected head: the native
+   engine's (src/graph_rank.cpp Rank then Fuse, through the graph generation and its
+   journal, registered by anatid.native_graph) when it can answer, else the SQL oracle
+   (graph_rank_sql._GRAPH_ARM, then graph_rank_sql.FUSE); same contract, same ids in
+   order, same scores.
 """
 from __future__ import annotations
 
 from .. import engines
 from ..models import Hit, RecallHits
+from ..predicates import visible
 from . import graph_rank_sql as g
 from .graph_sql import SEEDS_BY_KEYS
 from .recall_sql import SEEDS_FROM_QUERY
+
+# a fused hit that the graph arm did not find (src/graph_recall.hpp, kHopNotGraph)
+HOP_NOT_GRAPH = -10
 
 _NO_SEEDS = "SELECT NULL::BIGINT AS entity_id WHERE false"
 
@@ -39,10 +44,15 @@ def graph_arm_oracle(store, cur, view, rank: dict, *, seed_keys, query, kinds) -
                                                                       with_kinds=bool(kinds)), p).fetchall()]
 
 
+_HYDRATE = """
+SELECT m.memory_id, m.content, m.kind FROM anatid_memories m
+WHERE m.memory_id IN (SELECT unnest($ids)) AND {memory_visible}"""
+
+
 def with_graph_arm(store, cur, view, first: RecallHits, params: dict, *, seed_keys, kinds,
                    use_query_seeds: bool) -> RecallHits:
-    """`first`: the text+vector fusion (best first, up to 2 * depth hits). Returns the k
-    hits of the three-arm fusion."""
+    """`first`: the text+vector fusion (best first, up to `depth` hits). Returns the k hits
+    of the three-arm fusion."""
     trusted = [h.memory_id for h in first[:g.FANOUT]]
     extras = []
     if trusted and g.NEIGHBOUR > 0:
@@ -51,22 +61,44 @@ def with_graph_arm(store, cur, view, first: RecallHits, params: dict, *, seed_ke
             p["kinds"] = kinds
         extras = cur.execute(g.neighbours_sql(view, with_kinds=bool(kinds)), p).fetchall()
     rank = rank_request(params, trusted, extras, seeds_given=seed_keys is not None)
+    fusion = {"first_ids": [h.memory_id for h in first], "first_scores": [float(h.score) for h in first],
+              "protect": g.PROTECT, "wg": params["wg"] * g.GRAPH_SHARE, "k": params["k"]}
     query = params.get("query") if use_query_seeds else None
     notes = list(first.notes)
-    ranked = engines.graph_arm(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds,
-                               notes=notes)
-    if ranked is None:
-        ranked = graph_arm_oracle(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds)
-    fp = {**view.params(store.tenant), "first_ids": [h.memory_id for h in first],
-          "first_scores": [float(h.score) for h in first], "graph_ids": [m for m, _ in ranked],
-          "graph_hops": [h for _, h in ranked], "protect": g.PROTECT, "wg": params["wg"], "k": params["k"]}
     by_id = {h.memory_id: h for h in first}
+    # the native ranker fuses too (src/graph_rank.cpp, Fuse): only graph-only hits need their rows
+    fused = engines.graph_arm(store, cur, view, {**rank, "fusion": fusion}, seed_keys=seed_keys, query=query,
+                              kinds=kinds, notes=notes)
+    if fused is not None:
+        engine = "native" if not first.arms else first.engine
+        missing = [m for m, _, _ in fused if m not in by_id]
+        rows = {}
+        if missing:
+            hp = {**view.params(store.tenant), "ids": missing}
+            rows = {int(m): (c, k) for m, c, k in cur.execute(_HYDRATE.format(memory_visible=visible("m", view)),
+                                                              hp).fetchall()}
+        out = []
+        for mid, hop, score in fused:
+            if mid in by_id:
+                content, kind = by_id[mid].content, by_id[mid].kind
+            elif mid in rows:
+                content, kind = rows[mid]
+            else:
+                continue     # not visible: the oracle's fusion drops it the same way
+            out.append((mid, content, kind, score, None if hop == HOP_NOT_GRAPH else hop))
+    else:
+        engine = first.engine if first.arms else "sql"
+        ranked = graph_arm_oracle(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds)
+        fp = {**view.params(store.tenant), **fusion, "graph_ids": [m for m, _ in ranked],
+              "graph_hops": [h for _, h in ranked]}
+        out = [(int(mid), content, kind, score, None if rg is None else hop)
+               for mid, content, kind, score, rg, hop in cur.execute(g.fuse_sql(view), fp).fetchall()]
     hits = []
-    for mid, content, kind, score, rg, hop in cur.execute(g.fuse_sql(view), fp).fetchall():
+    for mid, content, kind, score, hop in out:
         prior = by_id.get(int(mid))
         # a first stage answered by the macro names its own (weightless) graph arm: not ours
         sources = (tuple(a for a in prior.sources if a != "graph") if prior is not None else ()) + \
-            (("graph",) if rg is not None else ())
+            (("graph",) if hop is not None else ())
         hits.append(Hit(int(mid), content, kind, float(score), sources, None if hop is None else int(hop)))
     return RecallHits(hits, bm25_stale=first.bm25_stale, arms=tuple(first.arms) + ("graph",), notes=tuple(notes),
-                      engine=first.engine)
+                      engine=engine)

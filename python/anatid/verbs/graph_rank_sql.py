@@ -159,6 +159,7 @@ NAMED = 1.0
 EXPAND = 1.0
 HUB_SHARE = 0.05
 HUB_FLOOR = 20
+GRAPH_SHARE = 1.0
 
 
 def neighbours_sql(view: TimeView, *, with_kinds: bool) -> str:

@@ -135,14 +135,18 @@ def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, 
     from ..engines import hybrid_engine
     engine = hybrid_engine(store)
     if not use_graph or wg == 0:
+        # graph weighted 0 is graph off: the statement then takes no graph parameters
+        params = {n: v for n, v in params.items() if n not in ("hops", "seed_keys")
+                  and (use_text or n != "query")}
         return engine.recall(cur, view, params, use_vector=use_vector, use_text=use_text, use_graph=False,
                              seeds_given=seed_keys is not None, kinds=kinds, notes=notes, allow_slow=allow_slow)
-    # The graph arm expands from what the text and vector arms found: their fusion first
-    # (up to both arms' full depth), then one graph statement that both engines share.
+    # The graph arm expands from what the text and vector arms found: their fusion's best
+    # `depth` first (k = depth: both engines take max(depth, k) candidates per arm, so a
+    # larger k would widen the native arms and not the oracle's), then the graph stage.
     if use_vector or use_text:
         first_params = {n: v for n, v in params.items() if n not in ("hops", "seed_keys")
                         and (use_text or n != "query")}
-        first_params["k"] = 2 * depth
+        first_params["k"] = depth
         first_params["wg"] = 0.0   # the macro runs a graph arm of its own whenever wg > 0
         first = engine.recall(cur, view, first_params, use_vector=use_vector,
                               use_text=use_text, use_graph=False, seeds_given=False, kinds=kinds, notes=notes,
