@@ -32,3 +32,13 @@ def test_selftest_command_fails_under_the_mutant():
     out = subprocess.run([sys.executable, "-m", "anatid", "eval", "run", "--selftest"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and "ndcg_at" in out.stdout
+
+
+def test_the_conversational_ruler_fails_under_the_mutant():
+    env = {**os.environ, "ANATID_EVAL_MUTANT": "1",
+           "PYTHONPATH": os.pathsep.join([str(HERE.parent / "python"), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          str(HERE / "test_convo_ruler.py"), "-k", "scorer"], env=env, capture_output=True,
+                         text=True, timeout=120, cwd=HERE.parent)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "test_the_scorer_counts_what_recall_ranks" in out.stdout

@@ -1,7 +1,9 @@
 """The graph arm of hybrid recall: relevance-ranked expansion, then protective fusion.
 
-One statement, run after the text and vector arms (by whichever engine answered them)
-with their fused list as input, so both engines share it and agree by construction.
+The SQL oracle of src/graph_rank.cpp (Rank, then Fuse), run after the text and vector
+arms (by whichever engine answered them) with their fused list as input. NEIGHBOURS is
+shared by both engines; _GRAPH_ARM and FUSE are what the native ranker must equal (ids,
+order, scores), which test_hybrid_differential.py and test_convo_ruler.py check.
 
 Contract (docs/architecture.md, "The graph arm"):
 - first stage: the text+vector fusion, best first, with its fused scores s1; the first
@@ -21,7 +23,8 @@ Contract (docs/architecture.md, "The graph arm"):
   id) order; the arm ranks candidates by score descending, hop ascending, memory_id
   descending and keeps $depth. hop: 0 for a memory about a named entity, j through j
   relates hops, 1 through a trusted hit;
-- fusion: s1 + $wg / (60 + graph rank); the first $protect positions of the first
+- fusion: s1 + $wg / (60 + graph rank), $wg being the caller's graph weight times
+  GRAPH_SHARE; the first $protect positions of the first
   stage keep their place, the rest follow by fused score descending, memory_id
   ascending; $k hits.
 """

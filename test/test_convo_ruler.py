@@ -1,0 +1,118 @@
+"""The conversational ruler, CI-sized: the graph arm must help where structure is the only
+way to the evidence (multi-hop questions joined by a rare name across sessions), must not
+lower all-class recall, and the recall it scores is the one both engines give.
+
+The full-size numbers and the ablation come from `python -m benchmark.convo_ruler`
+(docs/quality.md, "The graph arm"); this test uses fresh seeds and four conversations,
+scored through `recall()` exactly as a user calls it.
+"""
+from __future__ import annotations
+
+import pytest
+
+from anatid import Anatid, engines
+from anatid.convo.ruler import generate, load, overall, score
+from anatid.vault.embed import HashingEmbedder
+
+GRAPH_OFF = {"weights": {"graph": 0}}
+
+
+@pytest.fixture(scope="module", params=[None, 64], ids=["bm25-only", "hashing-64"])
+def ruler(request, tmp_path_factory):
+    dim = request.param
+    emb = HashingEmbedder(dim) if dim else None
+    convs = generate(conversations=4, seed=3)
+    path = str(tmp_path_factory.mktemp("ruler") / "convo.anatid")
+    handles: dict[int, Anatid] = {}
+
+    def factory(tenant: int) -> Anatid:
+        if tenant not in handles:
+            handles[tenant] = Anatid.open(path, tenant=tenant + 1, **({"embedding_dim": dim} if dim else {}))
+        return handles[tenant]
+    loaded = load(factory, convs, emb)
+    yield factory, loaded, emb
+    for db in handles.values():
+        db.close()
+
+
+def by_class(scores):
+    return {s.cls: s for s in scores}
+
+
+def test_the_graph_arm_finds_the_multi_hop_evidence_text_and_vectors_miss(ruler):
+    factory, loaded, emb = ruler
+    off = by_class(score(factory, loaded, emb, recall_kwargs=GRAPH_OFF))
+    on = by_class(score(factory, loaded, emb))
+    assert on["multi-hop"].n >= 5
+    assert on["multi-hop"].r10 >= off["multi-hop"].r10 + 0.05, (off["multi-hop"], on["multi-hop"])
+
+
+def test_the_graph_arm_does_not_lower_all_class_recall(ruler):
+    factory, loaded, emb = ruler
+    off = overall(score(factory, loaded, emb, recall_kwargs=GRAPH_OFF))
+    on = overall(score(factory, loaded, emb))
+    assert on.r10 >= off.r10, (off, on)
+    assert on.ndcg10 >= off.ndcg10, (off, on)
+
+
+def test_the_ruler_scores_what_both_engines_return(ruler):
+    factory, loaded, emb = ruler
+    db = factory(loaded[0].tenant)
+    if not db.native.loaded:
+        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    questions = loaded[0].conversation.questions[:25]
+    vecs = emb.embed([q.question for q in questions]) if emb else [None] * len(questions)
+    for q, v in zip(questions, vecs):
+        kw = {} if v is None else {"embedding": v}
+        native = db.recall(q.question, **kw)
+        saved = engines._native_hybrid
+        engines._native_hybrid = None
+        try:
+            oracle = db.recall(q.question, **kw)
+        finally:
+            engines._native_hybrid = saved
+        assert native.engine == "native" and oracle.engine == "sql"
+        assert [(h.memory_id, h.sources, h.hop) for h in native] == [(h.memory_id, h.sources, h.hop) for h in oracle]
+        assert [h.score for h in native] == pytest.approx([h.score for h in oracle], rel=1e-12)
+
+
+def test_the_sql_macro_with_the_graph_weighted_zero_is_recall_with_the_graph_off(ruler):
+    # docs/sql.md: anatid_hybrid's graph arm is the earlier one; with wg := 0 it is recall()'s first stage
+    factory, loaded, emb = ruler
+    item = loaded[1]
+    db = factory(item.tenant)
+    if not db.native.loaded:
+        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    questions = item.conversation.questions[:15]
+    vecs = emb.embed([q.question for q in questions]) if emb else [None] * len(questions)
+    for q, v in zip(questions, vecs):
+        kw = {} if v is None else {"embedding": v}
+        want = [h.memory_id for h in db.recall(q.question, weights={"graph": 0}, **kw)]
+        qvec = "NULL" if v is None else "$qvec"
+        params = {"q": q.question, "t": item.tenant + 1} | ({} if v is None else {"qvec": [float(x) for x in v]})
+        got = [r[0] for r in db.connection.execute(
+            f"SELECT memory_id FROM anatid.anatid_hybrid($q, tenant := $t, k := 10, qvec := {qvec}, wg := 0)",
+            params).fetchall()]
+        assert got == want, q.question
+
+
+def test_the_scorer_counts_what_recall_ranks():
+    # No database: a stand-in recall puts one unrelated turn first, then the evidence. The
+    # ruler must score MRR 1/2 and nDCG below 1 (ANATID_EVAL_MUTANT=1 breaks nDCG: this fails).
+    from types import SimpleNamespace
+
+    from anatid.convo.ruler import Loaded
+    conv = generate(conversations=1, seed=5)[0]
+    ids = [1000 + i for i in range(len(conv.turns))]
+    evidence = {q.question: q.evidence for q in conv.questions}
+
+    class Stand:
+        def recall(self, question, k=10, **kw):
+            ev = evidence[question]
+            other = next(i for i in range(len(ids)) if i not in ev)
+            return [SimpleNamespace(memory_id=ids[i]) for i in [other, *ev]][:k]
+    scores = score(lambda t: Stand(), [Loaded(conv, 0, ids)])
+    for s in scores:
+        assert s.mrr == pytest.approx(0.5)
+        assert s.r10 == pytest.approx(1.0)
+        assert 0.0 < s.ndcg10 < 1.0, s
