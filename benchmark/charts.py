@@ -3,19 +3,21 @@
     python -m benchmark.charts            # every benchmark/results/*.json (make bench runs this)
 
 Reads whatever JSON results files exist and draws what they hold:
-  * latency distributions per engine, one chart per workload (2-hop, hybrid, ...) and scale:
-    box plots when the file keeps the samples, p50/p95/p99 bars when it keeps percentiles;
+  * latency per engine, one chart per workload (2-hop, hybrid, ...) and scale: box plots when
+    the file keeps the samples, dots at p50 and ticks at p95 (and p99 where the file has it)
+    when it keeps percentiles;
   * p50 (with a bar up to p95) against corpus size, one line per engine, when a workload was run
     at two or more scales;
-One chart, one message, at most MAX_SERIES series: variants of one engine ("ladybug: ..." x 6)
-fold to their fastest, and a longer group splits by the first part of its labels (a record's
-label is the JSON path that names it: "verb recall_2hop · after a write"). Titles name only
-what is drawn (p99 only where the file has it).
-  * write throughput (every record with a per-second rate).
+  * write throughput (every record with a per-second rate), as dots.
+One chart, one message, at most MAX_SERIES series (benchmark/chart_series.py): variants of one
+engine ("ladybug: ..." x 6) fold to their fastest, and a longer group splits by the first part
+of its labels (a record's label is the JSON path that names it: "verb recall_2hop · after a
+write"). Titles name only what is drawn.
 A results file is read by shape, not by name: a "latency record" is any object with p50 and p95
-(`p50_ms`, `p50_us` or `p50`), its engine, workload and scale taken from its own fields or its
-enclosing ones (`engine`, `workload`/`query`, `scale`/`memories`/`n`...), else from the keys above
-it. Files with nothing to draw are skipped with a message.
+(`p50_ms`, `p50_us` or `p50`); its label is its `engine` field, else the JSON path that names it;
+its workload the outermost key naming one (2-hop, hybrid), else a `workload`/`query` field, else
+the file's name; its scale a `scale`/`memories`/... field of it or its enclosing objects. Files
+with nothing to draw are skipped with a message.
 
 The charts and the tables of docs/benchmarks.md come from the same results files;
 docs/charts/manifest.json records the sha256 of the file each chart was drawn from, and
@@ -33,8 +35,9 @@ import json
 import re
 import sys
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from .chart_series import MAX_SERIES, Latency, Rate, scaling_series, split_messages, split_rates
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmark" / "results"
@@ -55,25 +58,6 @@ _SCALE_WORDS = {"k": 1e3, "m": 1e6}
 
 
 # -- reading ---------------------------------------------------------------------------------------
-@dataclass
-class Latency:
-    source: Path
-    engine: str
-    workload: str
-    scale: float | None
-    p50: float                    # milliseconds
-    p95: float
-    p99: float | None = None
-    samples: list[float] = field(default_factory=list)
-
-
-@dataclass
-class Rate:
-    source: Path
-    label: str
-    per_s: float
-
-
 def _ms(obj: dict, name: str) -> float | None:
     for suffix, factor in (("_ms", 1.0), ("_us", 1e-3), ("_s", 1e3), ("", 1.0)):
         value = obj.get(name + suffix)
@@ -196,58 +180,6 @@ def read_results(path: Path) -> tuple[list[Latency], list[Rate]]:
     return lats, rates
 
 
-# -- choosing what one chart shows -------------------------------------------------------------------
-MAX_SERIES = 5
-
-
-def _family(engine: str) -> str | None:
-    """"ladybug" for "ladybug: hop 0 + SHORTEST 1..2, 2 thread(s)": variants of one engine."""
-    head, sep, _ = engine.partition(":")
-    return head.strip() if sep and head.strip() else None
-
-
-def fold_variants(group: list[Latency]) -> list[Latency]:
-    """Several variants of one engine ("ladybug: ..." x 6) become its fastest by p50, labelled
-    as the best of them: the chart compares engines, the results file keeps every variant."""
-    by_family: dict[str, list[Latency]] = defaultdict(list)
-    for r in group:
-        fam = _family(r.engine)
-        if fam is not None:
-            by_family[fam].append(r)
-    out = []
-    for r in group:
-        fam = _family(r.engine)
-        rows = by_family.get(fam, []) if fam is not None else []
-        if len(rows) < 2:
-            out.append(r)
-        elif r is min(rows, key=lambda x: x.p50):
-            best = r.engine.partition(":")[2].strip()
-            out.append(Latency(r.source, f"{fam}, fastest of {len(rows)} variants: {best}", r.workload, r.scale,
-                               r.p50, r.p95, r.p99, r.samples))
-    return out
-
-
-def split_messages(group: list[Latency]) -> list[tuple[str | None, list[Latency]]]:
-    """At most MAX_SERIES rows a chart: a longer group splits by the first part of its labels
-    ("ids · before", "ids · after a write" apart from "verb recall_2hop · before"), the records
-    with one-part labels (the engines) staying together; each part is one message."""
-    group = fold_variants(group)
-    if len(group) <= MAX_SERIES:
-        return [(None, group)]
-    parts: dict[str | None, list[Latency]] = defaultdict(list)
-    for r in group:
-        head, sep, rest = r.engine.partition(" · ")
-        if sep:
-            parts[head].append(Latency(r.source, rest, r.workload, r.scale, r.p50, r.p95, r.p99, r.samples))
-        else:
-            parts[None].append(r)
-    out = []
-    for head, rows in sorted(parts.items(), key=lambda kv: (kv[0] is not None, kv[0] or "")):
-        for start in range(0, len(rows), MAX_SERIES):     # still too many: consecutive slices
-            out.append((head, rows[start:start + MAX_SERIES]))
-    return out
-
-
 # -- drawing ---------------------------------------------------------------------------------------
 def _pyplot():
     try:
@@ -337,26 +269,6 @@ def draw_distribution(plt, group: list[Latency], out: Path, subject: str | None 
     return f"{name}: latency at {_scale_name(first.scale)}, " + ", ".join(r.engine for r in reversed(group))
 
 
-def scaling_series(group: list[Latency]) -> dict[str, list[Latency]]:
-    """engine -> its records by corpus size, for the engines run at two sizes or more; variants
-    of one engine fold to the fastest at each size."""
-    by_scale: dict[float, list[Latency]] = defaultdict(list)
-    for r in group:
-        if " · " not in r.engine:          # a part of a longer story (journal states), not an engine
-            by_scale[r.scale].append(r)
-    series: dict[str, list[Latency]] = defaultdict(list)
-    for rows in by_scale.values():
-        families: dict[str, list[Latency]] = defaultdict(list)
-        for r in rows:
-            families[_family(r.engine) or r.engine].append(r)
-        for fam, members in families.items():
-            best = min(members, key=lambda r: r.p50)
-            series[f"{fam} (fastest of its {len(members)} variants at each size)" if len(members) > 1
-                   else best.engine].append(best)
-    return {e: sorted(rows, key=lambda r: r.scale) for e, rows in sorted(series.items())
-            if len({r.scale for r in rows}) >= 2}
-
-
 def draw_scaling(plt, series: dict[str, list[Latency]], out: Path) -> str:
     fig, ax = plt.subplots(figsize=(7, 4))
     for i, (engine, rows) in enumerate(series.items()):
@@ -376,21 +288,6 @@ def draw_scaling(plt, series: dict[str, list[Latency]], out: Path) -> str:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     _save(fig, out)
     return f"{workload}: p50 (and p95) against corpus size"
-
-
-def split_rates(rates: list[Rate]) -> list[tuple[str | None, list[Rate]]]:
-    """At most MAX_SERIES rows a chart, split by the first part of the labels as latencies are."""
-    if len(rates) <= MAX_SERIES:
-        return [(None, rates)]
-    parts: dict[str | None, list[Rate]] = defaultdict(list)
-    for r in rates:
-        head, sep, rest = r.label.partition(" / ")
-        parts[head if sep else None].append(Rate(r.source, rest, r.per_s) if sep else r)
-    out = []
-    for head, rows in sorted(parts.items(), key=lambda kv: (kv[0] is not None, kv[0] or "")):
-        for start in range(0, len(rows), MAX_SERIES):
-            out.append((head, rows[start:start + MAX_SERIES]))
-    return out
 
 
 def draw_rates(plt, rates: list[Rate], out: Path, subject: str | None = None) -> str:

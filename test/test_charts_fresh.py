@@ -92,7 +92,7 @@ def test_the_check_fails_on_a_missing_or_stale_chart(tmp_path, monkeypatch):
 
 def test_every_row_is_labelled_and_no_chart_holds_more_than_five(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT))
-    from benchmark import charts
+    from benchmark import chart_series, charts
     states = ("before", "steady", "after a write", "exact")
     path = tmp_path / "journal_check-1.json"
     path.write_text(json.dumps({
@@ -110,10 +110,10 @@ def test_every_row_is_labelled_and_no_chart_holds_more_than_five(tmp_path, monke
     labels = sorted(r.engine for r in by_workload["journal_check-1"])
     assert labels[:2] == ["dim 384 · ann", "dim 64 · ann"]           # list elements named by what differs
     for group in by_workload.values():
-        for subject, rows in charts.split_messages(group):
+        for subject, rows in chart_series.split_messages(group):
             names = [r.engine for r in rows]
-            assert 1 <= len(rows) <= charts.MAX_SERIES and len(set(names)) == len(names), names
-    two_hop = dict(charts.split_messages(by_workload["2-hop"]))
+            assert 1 <= len(rows) <= chart_series.MAX_SERIES and len(set(names)) == len(names), names
+    two_hop = dict(chart_series.split_messages(by_workload["2-hop"]))
     assert sorted(r.engine for r in two_hop["ids"]) == sorted(states)
-    folded = charts.fold_variants([r for r in by_workload["journal_check-1"] if r.engine.startswith("ladybug")])
+    folded = chart_series.fold_variants([r for r in by_workload["journal_check-1"] if r.engine.startswith("ladybug")])
     assert [r.engine for r in folded] == ["ladybug, fastest of 6 variants: variant 5"]
