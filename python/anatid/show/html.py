@@ -19,12 +19,13 @@ h1 { font-size: 20px; margin: 0 0 4px; }
 .summary, .omitted, .legend { font-size: 13px; color: #4a5562; margin: 2px 0; }
 .omitted { color: #9a3b1b; }
 .controls { position: sticky; top: 0; background: #f6f7f9; padding: 8px 0; z-index: 1; }
-#anatid-slider { width: min(640px, 60vw); vertical-align: middle; }
-#anatid-instant { font-weight: 600; margin-left: 12px; }
+#anatid-slider { width: min(640px, 50vw); vertical-align: middle; }
+#anatid-instant { font-weight: 600; margin-left: 12px; white-space: nowrap; }
 #anatid-events { font-size: 13px; margin: 4px 0 0; min-height: 1.2em; }
-.drawing { background: #ffffff; border: 1px solid #d5d9e0; max-width: max-content; }
-/* the drawing is laid out WIDTH px across and scales down, never out of, a narrower window */
-.drawing svg { display: block; width: 100%; height: auto; }
+.drawing { background: #ffffff; border: 1px solid #d5d9e0; max-width: max-content; overflow-x: auto; }
+/* laid out WIDTH px across: scaled down to fit a narrower window, but not below 960 px, where
+   the smallest text would be too small to read; a window narrower still scrolls the drawing */
+.drawing svg { display: block; width: 100%; min-width: 960px; height: auto; }
 h2 { font-size: 15px; margin: 20px 0 0; }
 table { border-collapse: collapse; font-size: 12px; margin-top: 8px; }
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #e3e6eb; vertical-align: top; }
