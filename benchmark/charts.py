@@ -3,14 +3,21 @@
     python -m benchmark.charts            # every benchmark/results/*.json (make bench runs this)
 
 Reads whatever JSON results files exist and draws what they hold:
-  * latency distributions per engine, one chart per workload (2-hop, hybrid, ...) and scale:
-    box plots when the file keeps the samples, p50/p95/p99 bars when it keeps percentiles;
-  * p50 and p95 against corpus size, per engine, when a workload was run at two or more scales;
-  * write throughput (every record with a per-second rate).
+  * latency per engine, one chart per workload (2-hop, hybrid, ...) and scale: box plots when
+    the file keeps the samples, dots at p50 and ticks at p95 (and p99 where the file has it)
+    when it keeps percentiles;
+  * p50 (with a bar up to p95) against corpus size, one line per engine, when a workload was run
+    at two or more scales;
+  * write throughput (every record with a per-second rate), as dots.
+One chart, one message, at most MAX_SERIES series (benchmark/chart_series.py): variants of one
+engine ("ladybug: ..." x 6) fold to their fastest, and a longer group splits by the first part
+of its labels (a record's label is the JSON path that names it: "verb recall_2hop · after a
+write"). Titles name only what is drawn.
 A results file is read by shape, not by name: a "latency record" is any object with p50 and p95
-(`p50_ms`, `p50_us` or `p50`), its engine, workload and scale taken from its own fields or its
-enclosing ones (`engine`, `workload`/`query`, `scale`/`memories`/`n`...), else from the keys above
-it. Files with nothing to draw are skipped with a message.
+(`p50_ms`, `p50_us` or `p50`); its label is its `engine` field, else the JSON path that names it;
+its workload the outermost key naming one (2-hop, hybrid), else a `workload`/`query` field, else
+the file's name; its scale a `scale`/`memories`/... field of it or its enclosing objects. Files
+with nothing to draw are skipped with a message.
 
 The charts and the tables of docs/benchmarks.md come from the same results files;
 docs/charts/manifest.json records the sha256 of the file each chart was drawn from, and
@@ -28,8 +35,9 @@ import json
 import re
 import sys
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from .chart_series import MAX_SERIES, Latency, Rate, scaling_series, split_messages, split_rates
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmark" / "results"
@@ -50,25 +58,6 @@ _SCALE_WORDS = {"k": 1e3, "m": 1e6}
 
 
 # -- reading ---------------------------------------------------------------------------------------
-@dataclass
-class Latency:
-    source: Path
-    engine: str
-    workload: str
-    scale: float | None
-    p50: float                    # milliseconds
-    p95: float
-    p99: float | None = None
-    samples: list[float] = field(default_factory=list)
-
-
-@dataclass
-class Rate:
-    source: Path
-    label: str
-    per_s: float
-
-
 def _ms(obj: dict, name: str) -> float | None:
     for suffix, factor in (("_ms", 1.0), ("_us", 1e-3), ("_s", 1e3), ("", 1.0)):
         value = obj.get(name + suffix)
@@ -99,23 +88,57 @@ def _field(chain: list[tuple[str, dict]], names) -> object:
     return None
 
 
-def _workload_of(path_keys: list[str], source: Path) -> str:
-    text = " ".join(path_keys + [source.stem]).lower()
-    if re.search(r"2[-_ ]?hop|graph|recall_2hop|khop|k_hop", text):
-        return "2-hop"
-    if re.search(r"hybrid|fusion|rrf", text):
-        return "hybrid"
-    return source.stem
+_WORKLOADS = ((re.compile(r"2[-_ ]?hop|graph|khop|k_hop"), "2-hop"), (re.compile(r"hybrid|fusion|rrf"), "hybrid"))
+# keys that only hold the records, naming nothing about them
+_CONTAINER_KEYS = {"engines", "results", "runs", "records", "rows", "data"}
+
+
+def _workload_of(names: list[str], source: Path) -> tuple[str, str | None]:
+    """The workload and the key that named it: the outermost key that names one (a record's
+    own label, e.g. "verb recall (text + vector + graph seeds)" under "hybrid", does not),
+    else the file's name."""
+    for name in names:
+        for pattern, workload in _WORKLOADS:
+            if pattern.search(name.lower()):
+                return workload, name
+    for pattern, workload in _WORKLOADS:
+        if pattern.search(source.stem.lower()):
+            return workload, None
+    return source.stem, None
+
+
+def _list_labels(items: list) -> list[str | None]:
+    """A name per element of a list of records: the first scalar field whose value tells them
+    apart ("dim 64", "dim 384"), else its position; None for a list of one."""
+    dicts = [i for i in items if isinstance(i, dict)]
+    if len(items) < 2 or len(dicts) != len(items):
+        return [None if len(items) < 2 else f"#{n + 1}" for n in range(len(items))]
+    if all(any(k in d for k in _ENGINE_KEYS) for d in dicts):
+        return [None] * len(items)            # each names its own engine
+    for key, value in dicts[0].items():
+        if re.match(r"p\d+(_|$)", key):        # a measurement, not a name
+            continue
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            values = [d.get(key) for d in dicts]
+            if len(set(map(str, values))) == len(values):
+                return [f"{key} {v}" for v in values]
+    return [f"#{n + 1}" for n in range(len(items))]
+
+
+def _label_part(key: str) -> str:
+    return re.sub(r"_(ms|us)$", "", key)
 
 
 def read_results(path: Path) -> tuple[list[Latency], list[Rate]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     lats, rates = [], []
 
-    def walk(node, chain, keys):
+    def walk(node, chain, keys, names):
+        # keys: the JSON path; names: the parts of it that name a record (list elements by the
+        # field that tells them apart, containers like "engines" left out)
         if isinstance(node, list):
-            for i, item in enumerate(node):
-                walk(item, chain, keys + [str(i)])
+            for i, (item, label) in enumerate(zip(node, _list_labels(node))):
+                walk(item, chain, keys + [str(i)], names + ([label] if label else []))
             return
         if not isinstance(node, dict):
             return
@@ -126,10 +149,18 @@ def read_results(path: Path) -> tuple[list[Latency], list[Rate]]:
             per_s = None
         # A record with a rate is a throughput record (drawn as such), not a query latency.
         if p50 is not None and p95 is not None and per_s is None:
-            named = [k for k in keys if not k.isdigit()]
-            engine = _field(chain, _ENGINE_KEYS) or (named[-1] if named else path.stem)
-            workload = _field(chain, _WORKLOAD_KEYS)
-            workload = _workload_of(named + ([str(workload)] if workload is not None else []), path)
+            field_workload = _field(chain, _WORKLOAD_KEYS)
+            # the record's own name ("native (anatid.anatid_recall_2hop macro)") labels it, never names its workload
+            workload, named_by = _workload_of(names[:-1] + ([str(field_workload)] if field_workload is not None else []),
+                                              path)
+            engine = _field(chain, _ENGINE_KEYS)
+            rest = list(names)
+            if named_by in rest:
+                rest.remove(named_by)          # its first occurrence: the key that named the workload
+            parts = [_label_part(n) for n in rest if n not in _CONTAINER_KEYS]
+            if engine is not None:
+                parts = [p for p in parts if not p.startswith(("engine ", "impl ", "system "))] + [str(engine)]
+            label = " · ".join(dict.fromkeys(parts)) or path.stem
             samples = []
             for name in _SAMPLE_KEYS:
                 values = node.get(name)
@@ -137,15 +168,15 @@ def read_results(path: Path) -> tuple[list[Latency], list[Rate]]:
                     factor = 1e-3 if name.endswith("_us") else 1.0
                     samples = [float(v) * factor for v in values]
                     break
-            lats.append(Latency(path, str(engine), workload, _scale(_field(chain, _SCALE_KEYS)),
+            lats.append(Latency(path, label, workload, _scale(_field(chain, _SCALE_KEYS)),
                                 p50, p95, _ms(node, "p99"), samples))
         if per_s is not None:
             rates.append(Rate(path, " / ".join(k for k in keys if not k.isdigit()) or path.stem, float(per_s)))
         for key, value in node.items():
             if isinstance(value, (dict, list)):
-                walk(value, chain, keys + [str(key)])
+                walk(value, chain, keys + [str(key)], names + [str(key)])
 
-    walk(data, [], [])
+    walk(data, [], [], [])
     return lats, rates
 
 
@@ -177,6 +208,14 @@ def _plain_log_ticks(axis) -> None:
     """1, 10, 100 on a log axis instead of 10^0, 10^1, 10^2."""
     from matplotlib.ticker import FuncFormatter
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
+    # a narrow range labels the minor ticks too, and would label them 6x10^1
+    import math
+
+    def minor(v, _):
+        lo, hi = sorted(axis.get_view_interval())
+        narrow = lo > 0 and math.log10(hi / lo) < 1.5
+        return f"{v:,.10g}" if narrow and f"{v:.1g}"[0] in "25" else ""
+    axis.set_minor_formatter(FuncFormatter(minor))
 
 
 def _save(fig, out: Path) -> None:
@@ -187,8 +226,9 @@ def _save(fig, out: Path) -> None:
     plt.close(fig)
 
 
-def draw_distribution(plt, group: list[Latency], out: Path) -> str:
-    group = sorted(group, key=lambda r: r.engine)
+def draw_distribution(plt, group: list[Latency], out: Path, subject: str | None = None) -> str:
+    """One row per engine (or per state, for a `subject` split off a longer group), fastest on top."""
+    group = sorted(group, key=lambda r: r.p50, reverse=True)
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.55 * len(group)))
     names = [r.engine for r in group]
     with_samples = [r for r in group if r.samples]
@@ -211,56 +251,66 @@ def draw_distribution(plt, group: list[Latency], out: Path) -> str:
         ax.set_yticks(y, names)
         ax.set_ylim(-0.7, len(group) - 0.3)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
-        what = "dot: p50, ticks: p95 and p99"
-    ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis)
-    ax.set_xlabel("latency per query, ms (log)")
+        what = "dot: p50, ticks: p95 and p99" if p99 else "dot: p50, tick: p95"
+    low = min(min(r.samples) if r.samples else r.p50 for r in group)
+    high = max(max(r.samples) if r.samples else (r.p99 or r.p95) for r in group)
+    if low > 0 and high / low >= 4:
+        ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis)
+        ax.set_xlabel("latency per query, ms (log)")
+    else:       # a narrow range reads better, and honestly, on a linear axis from 0
+        ax.set_xlim(0, high * 1.1)
+        ax.set_xlabel("latency per query, ms")
     first = group[0]
-    ax.set_title(f"{first.workload} latency at {_scale_name(first.scale)} ({what})", fontsize=10)
+    name = f"{first.workload} {subject}" if subject else first.workload
+    ax.set_title(f"{name}: latency at {_scale_name(first.scale)} ({what})", fontsize=10)
     ax.grid(axis="x", which="both", alpha=0.3)
     _save(fig, out)
-    return f"{first.workload} latency per engine at {_scale_name(first.scale)}"
+    return f"{name}: latency at {_scale_name(first.scale)}, " + ", ".join(r.engine for r in reversed(group))
 
 
-def draw_scaling(plt, group: list[Latency], out: Path) -> str:
+def draw_scaling(plt, series: dict[str, list[Latency]], out: Path) -> str:
     fig, ax = plt.subplots(figsize=(7, 4))
-    by_engine: dict[str, list[Latency]] = defaultdict(list)
-    for r in group:
-        by_engine[r.engine].append(r)
-    for i, (engine, rows) in enumerate(sorted(by_engine.items())):
-        rows.sort(key=lambda r: r.scale)
-        color = f"C{i}"
-        ax.plot([r.scale for r in rows], [r.p50 for r in rows], "o-", color=color, label=f"{engine} p50")
-        ax.plot([r.scale for r in rows], [r.p95 for r in rows], "s--", color=color, label=f"{engine} p95", alpha=0.7)
+    for i, (engine, rows) in enumerate(series.items()):
+        x, p50 = [r.scale for r in rows], [r.p50 for r in rows]
+        # one series per engine: the line is p50, the bar above each point reaches p95
+        ax.errorbar(x, p50, yerr=[[0] * len(rows), [r.p95 - r.p50 for r in rows]], fmt="o-", color=f"C{i}",
+                    capsize=4, label=engine)
     ax.set_xscale("log")
     ax.set_yscale("log")
     _plain_log_ticks(ax.yaxis)
     _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("corpus size, memories (log)")
     ax.set_ylabel("latency per query, ms (log)")
-    ax.set_title(f"{group[0].workload}: p50 and p95 against corpus size", fontsize=10)
+    workload = next(iter(series.values()))[0].workload
+    ax.set_title(f"{workload}: p50 against corpus size (line: p50, bar up to p95)", fontsize=10)
     ax.grid(which="both", alpha=0.3)
-    # outside the axes: with a dozen engines an inside legend hides the lines
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     _save(fig, out)
-    return f"{group[0].workload}: p50 and p95 against corpus size"
+    return f"{workload}: p50 (and p95) against corpus size"
 
 
-def draw_rates(plt, rates: list[Rate], out: Path) -> str:
+def draw_rates(plt, rates: list[Rate], out: Path, subject: str | None = None) -> str:
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.5 * len(rates)))
     y = list(range(len(rates)))
-    ax.barh(y, [r.per_s for r in rates], color="#54a24b")
+    # dots, not bars: a bar's length on a log axis depends on where the axis starts
+    ax.scatter([r.per_s for r in rates], y, color="#54a24b", s=50, zorder=3)
     for i, r in enumerate(rates):
-        ax.text(r.per_s, i, f" {r.per_s:,.0f}/s", va="center", fontsize=8)
+        ax.annotate(f"{r.per_s:,.0f}/s", (r.per_s, i), xytext=(0, 7), textcoords="offset points",
+                    ha="center", fontsize=8)
     ax.set_yticks(y, [r.label for r in rates])
+    ax.set_ylim(-0.6, len(rates) - 0.2)
     ax.invert_yaxis()
     ax.set_xscale("log")
+    lo, hi = min(r.per_s for r in rates), max(r.per_s for r in rates)
+    ax.set_xlim(lo / 2, hi * 2)
     _plain_log_ticks(ax.xaxis)
     ax.set_xlabel("writes per second (log)")
-    ax.set_title(f"write throughput ({rates[0].source.name})", fontsize=10)
+    name = f"{subject} write throughput" if subject else "write throughput"
+    ax.set_title(f"{name} ({rates[0].source.name})", fontsize=10)
     ax.grid(axis="x", which="both", alpha=0.3)
     _save(fig, out)
-    return f"write throughput from {rates[0].source.name}"
+    return f"{name} from {rates[0].source.name}"
 
 
 def plot_eval(scores, k: int, out) -> Path:
@@ -305,11 +355,16 @@ def render_all(results: Path = RESULTS, charts: Path = CHARTS, docs: Path | None
         for r in lats:
             groups[(r.workload, r.scale)].append(r)
         for (workload, scale), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
-            out = charts / f"{path.stem}--{_slug(workload, 'latency', _scale_name(scale))}.png"
-            record(out, draw_distribution(plt, group, out), [path])
-        if rates:
-            out = charts / f"{path.stem}--throughput.png"
-            record(out, draw_rates(plt, rates, out), [path])
+            messages = split_messages(group)
+            for n, (subject, rows) in enumerate(messages):
+                part = None if len(messages) == 1 else (subject or "engines")
+                if part is not None and sum(1 for s_, _ in messages if (s_ or "engines") == part) > 1:
+                    part = f"{part}-{n + 1}"
+                out = charts / f"{path.stem}--{_slug(workload, part, 'latency', _scale_name(scale))}.png"
+                record(out, draw_distribution(plt, rows, out, subject), [path])
+        for subject, rows in split_rates(rates) if rates else []:
+            out = charts / f"{path.stem}--{_slug(subject, 'throughput')}.png"
+            record(out, draw_rates(plt, rows, out, subject), [path])
         if not lats and not rates:
             log(f"charts: {path.name} holds no latency percentiles or rates; skipped")
     by_workload: dict[str, list[Latency]] = defaultdict(list)
@@ -317,9 +372,13 @@ def render_all(results: Path = RESULTS, charts: Path = CHARTS, docs: Path | None
         if r.scale is not None:
             by_workload[r.workload].append(r)
     for workload, group in sorted(by_workload.items()):
-        if len({r.scale for r in group}) >= 2:
-            out = charts / f"{_slug(workload, 'scaling')}.png"
-            record(out, draw_scaling(plt, group, out), [r.source for r in group])
+        series = scaling_series(group)
+        names = list(series)
+        for start in range(0, len(names), MAX_SERIES):
+            part = None if len(names) <= MAX_SERIES else str(start // MAX_SERIES + 1)
+            out = charts / f"{_slug(workload, 'scaling', part)}.png"
+            chunk = {e: series[e] for e in names[start:start + MAX_SERIES]}
+            record(out, draw_scaling(plt, chunk, out), [r.source for rows in chunk.values() for r in rows])
     charts.mkdir(parents=True, exist_ok=True)
     _drop_orphans(charts, {m["chart"] for m in made}, log)
     (charts / MANIFEST).write_text(json.dumps({m["chart"]: {"sources": m["sources"]} for m in made},
@@ -344,7 +403,7 @@ def _drop_orphans(charts: Path, keep: set[str], log) -> None:
 def section(made: list[dict], charts_rel: str = "charts") -> str:
     lines = [BEGIN, "## Charts", "",
              "Drawn by `benchmark/charts.py` (`make bench`) from the same results files as the tables above; "
-             "latency axes are logarithmic.", ""]
+             "latency axes are logarithmic where the values span a factor of 4 or more.", ""]
     for m in made:
         sources = ", ".join(f"`{src}`" for src in m["sources"])
         lines += [f"![{m['caption']}]({charts_rel}/{m['chart']})", "", f"<sub>from {sources}</sub>", ""]

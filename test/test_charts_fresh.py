@@ -88,3 +88,32 @@ def test_the_check_fails_on_a_missing_or_stale_chart(tmp_path, monkeypatch):
     assert any("writes--throughput.png: older than" in p for p in problems)
     assert any("2-hop-scaling.png: missing" in p for p in problems)
     shutil.rmtree(docs / "charts")
+
+
+def test_every_row_is_labelled_and_no_chart_holds_more_than_five(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmark import chart_series, charts
+    states = ("before", "steady", "after a write", "exact")
+    path = tmp_path / "journal_check-1.json"
+    path.write_text(json.dumps({
+        "graph": {"ids": {s: {"p50_ms": 1.0 + i, "p95_ms": 2.0 + i} for i, s in enumerate(states)},
+                  "verb recall_2hop": {s: {"p50_ms": 4.0 + i, "p95_ms": 6.0 + i} for i, s in enumerate(states)}},
+        # "graph seeds" in a record's name under "hybrid" does not make it a 2-hop record
+        "hybrid": {"verb recall (text + vector + graph seeds)": {s: {"p50_ms": 6.0, "p95_ms": 8.0} for s in states}},
+        "results": [{"dim": d, "ann_ms": {"p50": 1.0, "p95": 2.0}} for d in (64, 384)],
+        "engines": {f"ladybug: variant {i}": {"p50_ms": 40.0 - i, "p95_ms": 60.0} for i in range(6)}}))
+    lats, _ = charts.read_results(path)
+    by_workload = {}
+    for r in lats:
+        by_workload.setdefault(r.workload, []).append(r)
+    assert len(by_workload["2-hop"]) == 8 and len(by_workload["hybrid"]) == 4
+    labels = sorted(r.engine for r in by_workload["journal_check-1"])
+    assert labels[:2] == ["dim 384 · ann", "dim 64 · ann"]           # list elements named by what differs
+    for group in by_workload.values():
+        for subject, rows in chart_series.split_messages(group):
+            names = [r.engine for r in rows]
+            assert 1 <= len(rows) <= chart_series.MAX_SERIES and len(set(names)) == len(names), names
+    two_hop = dict(chart_series.split_messages(by_workload["2-hop"]))
+    assert sorted(r.engine for r in two_hop["ids"]) == sorted(states)
+    folded = chart_series.fold_variants([r for r in by_workload["journal_check-1"] if r.engine.startswith("ladybug")])
+    assert [r.engine for r in folded] == ["ladybug, fastest of 6 variants: variant 5"]

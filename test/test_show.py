@@ -156,6 +156,7 @@ def test_caps_say_what_was_left_out(story):
     assert "left out: 1 of 3 entities" in render_html(hood)
     assert _hood(path, hops=0).nodes[0].name == "Ada" and len(_hood(path, hops=0).nodes) == 1
     assert [n.name for n in _hood(path, hops=3).nodes][-1] == "Dora"
+    assert '<text class="name" x="12" y="19">Dora</text>' in render_svg(_hood(path, hops=3))
 
 
 def test_command_writes_html_and_svg(story, tmp_path, capsys):

@@ -9,7 +9,7 @@ from importlib import resources
 from xml.sax.saxutils import escape
 
 from .gather import Neighbourhood
-from .svg import STYLE, belief_intervals, fmt_instant, svg_body
+from .svg import STYLE, link_sentence, belief_intervals, fmt_instant, fmt_interval, svg_body
 
 _EPOCH = datetime(1970, 1, 1)
 
@@ -19,11 +19,15 @@ h1 { font-size: 20px; margin: 0 0 4px; }
 .summary, .omitted, .legend { font-size: 13px; color: #4a5562; margin: 2px 0; }
 .omitted { color: #9a3b1b; }
 .controls { position: sticky; top: 0; background: #f6f7f9; padding: 8px 0; z-index: 1; }
-#anatid-slider { width: min(900px, 90vw); }
-#anatid-instant { font-weight: 600; margin-left: 12px; }
+#anatid-slider { width: min(640px, 50vw); vertical-align: middle; }
+#anatid-instant { font-weight: 600; margin-left: 12px; white-space: nowrap; }
 #anatid-events { font-size: 13px; margin: 4px 0 0; min-height: 1.2em; }
-.drawing { overflow: auto; background: #ffffff; border: 1px solid #d5d9e0; }
-table { border-collapse: collapse; font-size: 12px; margin-top: 16px; }
+.drawing { background: #ffffff; border: 1px solid #d5d9e0; max-width: max-content; overflow-x: auto; }
+/* laid out WIDTH px across: scaled down to fit a narrower window, but not below 960 px, where
+   the smallest text would be too small to read; a window narrower still scrolls the drawing */
+.drawing svg { display: block; width: 100%; min-width: 960px; height: auto; }
+h2 { font-size: 15px; margin: 20px 0 0; }
+table { border-collapse: collapse; font-size: 12px; margin-top: 8px; }
 th, td { text-align: left; padding: 3px 8px; border-bottom: 1px solid #e3e6eb; vertical-align: top; }
 """
 
@@ -56,6 +60,12 @@ def render_html(hood: Neighbourhood) -> str:
         rows.append(f'<tr data-key="{escape(b.key)}" data-state="{hood.state(b.key)}">'
                     f"<td>{escape(names[b.entity_id])}</td><td>{escape(b.content)}</td><td>{escape(b.kind)}</td>"
                     f"<td>{escape(belief_intervals(b, full=True))}</td><td>{escape(b.fate or '')}</td></tr>")
+    relations = []
+    for l in hood.links:
+        relations.append(f'<tr data-key="{escape(l.key)}" data-state="{hood.state(l.key)}">'
+                         f"<td>{escape(link_sentence(l, names))}</td>"
+                         f"<td>valid {escape(fmt_interval(l.valid_from, l.valid_to, full=True))}  "
+                         f"tx {escape(fmt_interval(l.tx_from, l.tx_to, full=True))}</td><td>{escape(l.fate or '')}</td></tr>")
     omitted = "".join(f'<p class="omitted">left out: {escape(note)}</p>' for note in hood.omitted)
     title = f"{hood.seed.name}: neighbourhood within {hood.hops} hops"
     return f"""<!DOCTYPE html>
@@ -82,10 +92,18 @@ def render_html(hood: Neighbourhood) -> str:
 {body}
 </svg>
 </div>
+<h2>Every memory version gathered</h2>
 <table>
 <thead><tr><th>entity</th><th>memory</th><th>kind</th><th>intervals</th><th>fate</th></tr></thead>
 <tbody>
 {chr(10).join(rows)}
+</tbody>
+</table>
+<h2>Every relation among them</h2>
+<table>
+<thead><tr><th>relation</th><th>intervals</th><th>fate</th></tr></thead>
+<tbody>
+{chr(10).join(relations)}
 </tbody>
 </table>
 </div>
