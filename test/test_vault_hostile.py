@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import random
+from pathlib import Path
 
 import pytest
 from conftest import at
@@ -214,3 +215,10 @@ def test_duplicate_titles_stay_distinct_entities(tmp_path):
             "WHERE e.kind = 'about' AND m.tx_to IS NULL AND m.writer IN "
             "('vault:a.md', 'vault:b.md', 'vault:c.md', 'vault:d.md')").fetchone()[0]
         assert owners == 4
+
+
+def test_docs_state_the_caps():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "vaults.md").read_text(encoding="utf-8")
+    for name, value in (("MAX_NOTE_BYTES", files.MAX_NOTE_BYTES), ("MAX_TITLE_CHARS", nt.MAX_TITLE_CHARS),
+                        ("MAX_PATH_CHARS", files.MAX_PATH_CHARS)):
+        assert f"`{name}` = {value}" in doc, name

@@ -23,6 +23,7 @@ import errno
 import os
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,7 +81,7 @@ class Scan:
 def shown(rel: str) -> str:
     """A path safe to print: bytes that are not UTF-8 as \\xNN, control characters escaped."""
     text = os.fsencode(rel).decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text)
 
 
 def is_note_name(name: str) -> bool:

@@ -57,7 +57,7 @@ class IngestReport:
     embed_seconds: float = 0.0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
-    # (path, reason) of every note or folder left out, in scan order; the path is printable
+    # (path, reason) of every note or folder left out, in the order found; the path is printable
     # (bytes that are not UTF-8 shown as \xNN)
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
