@@ -222,3 +222,20 @@ def test_docs_state_the_caps():
     for name, value in (("MAX_NOTE_BYTES", files.MAX_NOTE_BYTES), ("MAX_TITLE_CHARS", nt.MAX_TITLE_CHARS),
                         ("MAX_PATH_CHARS", files.MAX_PATH_CHARS)):
         assert f"`{name}` = {value}" in doc, name
+
+
+def test_unreadable_folder_is_reported_and_its_notes_are_not_deleted(tmp_path, monkeypatch):
+    vault = _vault(tmp_path)
+    (vault / "locked").mkdir()
+    (vault / "locked" / "n.md").write_text("# Locked\n\nbehind a door\n")
+    assert _ingest(tmp_path, vault)[1] == ["locked/n.md", "ok.md"]
+    real_scandir = os.scandir
+
+    def scandir(path="."):      # what EACCES looks like to a user without the folder's x bit
+        if isinstance(path, str) and path.endswith(os.sep + "locked"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+    monkeypatch.setattr(os, "scandir", scandir)
+    r, paths, believed = _ingest(tmp_path, vault, now=2)
+    assert "folder cannot be read (Permission denied)" in _reason(r, "locked/")
+    assert paths == ["locked/n.md", "ok.md"] and r.deleted == 0 and any("behind a door" in c for c in believed)
