@@ -26,4 +26,6 @@ def run(args) -> int:
             print(f"anatid ingest: {exc}", file=sys.stderr)
             return 2
     print(report.summary())
+    for path, reason in report.skipped:    # a skipped note never fails the run: named, exit 0
+        print(f"anatid ingest: skipped {path}: {reason}", file=sys.stderr)
     return 0

@@ -12,7 +12,11 @@ hash and the believed chunk ids, so a re-ingest:
 * soft-forgets the chunks of a deleted note and closes its links: the rows
   stay, so `db.as_of(before)` answers with the vault as it was.
 
-All writes of one ingest are one transaction: a failure leaves the file as it was.
+A note that cannot be ingested (see files.py and notes.content_problem: binary,
+too large, a symlink out of the vault, a title over MAX_TITLE_CHARS...) is
+skipped and listed with its reason in IngestReport.skipped; it never fails the
+vault. Every such decision is made before anything is written, and all writes
+of one ingest are one transaction: a failure leaves the file as it was.
 """
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import validate
+from ..errors import ValidationError
 from ..timeutil import to_db, utcnow
+from . import files
 from . import notes as nt
 from . import tables
 from .embed import Embedder, get_embedder
@@ -51,10 +57,14 @@ class IngestReport:
     embed_seconds: float = 0.0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    # (path, reason) of every note or folder left out, in the order found; the path is printable
+    # (bytes that are not UTF-8 shown as \xNN)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     def summary(self) -> str:
+        skipped = f", {len(self.skipped)} skipped" if self.skipped else ""
         return (f"{self.scanned} notes: {self.new} new, {self.changed} changed, {self.unchanged} unchanged, "
-                f"{self.deleted} deleted; {self.chunks_written} chunks written, {self.chunks_kept} kept, "
+                f"{self.deleted} deleted{skipped}; {self.chunks_written} chunks written, {self.chunks_kept} kept, "
                 f"{self.chunks_closed} closed; links +{self.links_opened} -{self.links_closed} "
                 f"({self.unresolved_links} unresolved); embed {self.embed_seconds:.1f}s, total {self.seconds:.1f}s")
 
@@ -107,20 +117,39 @@ def _load_stored(cur, tenant: int) -> dict[str, _Stored]:
 
 def _entity_names(live: dict[str, str], fresh: list[str], stored: dict[str, _Stored]) -> dict[str, str]:
     """path -> entity name. A note keeps the name it has; a new or changed note takes its
-    title, unless another live note already holds that name: then `title (path)`."""
+    title, unless another live note already holds that name: then `title (path)`, then
+    `title (path, 2)`, `title (path, 3)`... until the name is free (another note may be
+    titled `title (path)`)."""
     names: dict[str, str] = {}
-    taken: dict[str, str] = {}
+    taken: set[str] = set()
     fresh_set = set(fresh)
     for path in sorted(live):
         if path not in fresh_set and path in stored:
             names[path] = stored[path].entity
-            taken[validate.name_key(names[path])] = path
+            taken.add(validate.name_key(names[path]))
     for path in fresh:
         title = live[path]
-        key = validate.name_key(title)
-        names[path] = title if taken.get(key, path) == path else f"{title} ({path})"
-        taken.setdefault(validate.name_key(names[path]), path)
+        name, n = title, 1
+        while validate.name_key(name) in taken:
+            n += 1
+            name = f"{title} ({path})" if n == 2 else f"{title} ({path}, {n - 1})"
+        names[path] = name
+        taken.add(validate.name_key(name))
     return names
+
+
+def _note_problem(note: nt.Note) -> str | None:
+    """Why this parsed note cannot be written, checked before the transaction opens."""
+    if len(note.title) > nt.MAX_TITLE_CHARS:
+        return (f"its title is {len(note.title)} characters long (at most {nt.MAX_TITLE_CHARS}): shorten "
+                "the first '# ' heading or set 'title:' in the front matter")
+    try:   # what remember_many will check, so that one note can never refuse the batch
+        for text in note.chunks:
+            validate.text(text, "chunk")
+        validate.optional_text(writer_for(note.path), "writer")
+    except ValidationError as exc:
+        return f"cannot be stored: {exc}"
+    return None
 
 
 def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None, progress: bool = False,
@@ -132,9 +161,10 @@ def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None,
     at = None if now is None else to_db(now, "now")
     cur = db.connection
     tables.ensure(cur)
-    root = Path(vault)
-    paths = nt.scan(root)
+    scanned = files.scan_vault(Path(vault))
+    paths = scanned.paths
     report.scanned = len(paths)
+    report.skipped = list(scanned.skipped)
     stored = _load_stored(cur, db.tenant)
 
     # 1. read and hash everything; parse only what changed
@@ -144,15 +174,30 @@ def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None,
     links: dict[str, list[str]] = {}
     sup: dict[str, str | None] = {}
     for path in paths:
-        data = (root / path).read_bytes()
         old = stored.get(path)
-        if old is not None and not old.deleted and old.content_hash == nt.content_hash(data):
+        live_old = old is not None and not old.deleted
+        note = problem = None
+        try:
+            data = files.read_found(scanned.found[path])
+        except files.Unreadable as exc:
+            problem = str(exc)
+        if problem is None and not (live_old and old.content_hash == nt.content_hash(data)):
+            problem = nt.content_problem(data)
+            if problem is None:
+                note = nt.parse(path, data)
+                if max_chunk_chars != nt.CHUNK_CHARS:
+                    note.chunks = nt.chunk(note.title, nt.paragraphs(note.body), max_chunk_chars)
+                problem = _note_problem(note)
+        if problem is not None:
+            # a note that read badly this time keeps what it last was: a half-synced file is not a deletion
+            report.skipped.append((files.shown(path), problem + ("; its last ingested version is kept"
+                                                                 if live_old else "")))
+            if live_old:
+                titles[path], links[path], sup[path] = old.title, old.links, old.superseded_by
+        elif note is None:
             titles[path], links[path], sup[path] = old.title, old.links, old.superseded_by
             report.unchanged += 1
         else:
-            note = nt.parse(path, data)
-            if max_chunk_chars != nt.CHUNK_CHARS:
-                note.chunks = nt.chunk(note.title, nt.paragraphs(note.body), max_chunk_chars)
             parsed[path] = note
             titles[path], links[path], sup[path] = note.title, note.links, note.superseded_by
             if old is None or old.deleted:
@@ -161,7 +206,11 @@ def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None,
                 report.changed += 1
         bar.advance()
     bar.close()
-    gone = [p for p, s in stored.items() if not s.deleted and p not in titles]
+    # a stored note the scan could not look at (an unreadable folder) is kept, not deleted
+    gone = [p for p, s in stored.items() if not s.deleted and p not in titles and not scanned.uncertain(p)]
+    for p, s in stored.items():
+        if not s.deleted and p not in titles and p not in gone:
+            titles[p], links[p], sup[p] = s.title, s.links, s.superseded_by
     report.deleted = len(gone)
 
     resolve = nt.Resolver(titles)

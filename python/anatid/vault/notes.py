@@ -5,25 +5,31 @@ Its title comes from front matter `title:`, else the first `# H1` outside code,
 else the file name. Wikilinks `[[target#heading|alias]]` resolve by path
 without extension, then by file name, both case-insensitively, the way
 Obsidian resolves them; links inside code fences and inline code are text,
-not links.
+not links. Which files are notes, and reading them safely, is files.py.
 """
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-NOTE_SUFFIXES = (".md", ".markdown")
+from ..errors import ValidationError
+from . import files
+from .files import NOTE_SUFFIXES
+
 CHUNK_CHARS = 900
+# An entity name holds the title and, for a second note with that title, its path:
+# title + " (path, n)" stays under validate.MAX_NAME_CHARS with files.MAX_PATH_CHARS.
+MAX_TITLE_CHARS = 300
 
 _LINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
-_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$")
-# Syncthing, Dropbox, Nextcloud/ownCloud and Obsidian Sync leave these beside the real note.
-_CONFLICT = re.compile(r"\.sync-conflict-|\(conflicted copy|\(conflict|_conflict-\d", re.IGNORECASE)
+_UTF_BOMS = ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
+              (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16"))
 
 
 @dataclass
@@ -56,27 +62,25 @@ def stem_key(path: str) -> str:
 
 def is_skipped(rel_parts: tuple[str, ...]) -> bool:
     """Dot-folders (.obsidian, .trash, .git) and sync-conflict copies are not notes."""
-    if any(p.startswith(".") for p in rel_parts):
-        return True
-    return bool(_CONFLICT.search(rel_parts[-1]))
+    return files.is_hidden(rel_parts) or files.is_conflict(rel_parts[-1])
 
 
 def scan(vault: str | os.PathLike) -> list[str]:
-    """Relative paths of every note in the vault, sorted (the order is the contract)."""
-    root = Path(vault)
-    if not root.is_dir():
-        raise FileNotFoundError(f"vault {str(root)!r} is not a directory")
-    out = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        rel_dir = Path(dirpath).relative_to(root)
-        for name in filenames:
-            if not name.lower().endswith(NOTE_SUFFIXES):
-                continue
-            rel = (rel_dir / name).as_posix()
-            if not is_skipped(tuple(Path(rel).parts)):
-                out.append(rel)
-    return sorted(out)
+    """Relative paths of every note in the vault, sorted (the order is the contract).
+    files.scan_vault says also what it refused and why."""
+    return files.scan_vault(vault).paths
+
+
+def content_problem(data: bytes) -> str | None:
+    """Why these bytes are not a markdown note, or None. A stray undecodable byte is not a
+    reason (read_text makes it U+FFFD); NUL bytes are: binary data, or UTF-16/32 text."""
+    for bom, enc in _UTF_BOMS:
+        if data.startswith(bom):
+            return f"is {enc} text (it starts with a {enc} byte-order mark): re-save it as UTF-8"
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        return f"contains a NUL byte at offset {nul}: a binary file, or UTF-16/UTF-32 text (re-save it as UTF-8)"
+    return None
 
 
 def read_text(data: bytes) -> str:
@@ -155,14 +159,33 @@ def render_links(text: str) -> str:
     return _LINK.sub(one, text)
 
 
+def h1_text(line: str) -> str | None:
+    """The text of an ATX `# heading` line, or None: what `^#\\s+(.+?)\\s*#*\\s*$` captures, in
+    linear time (that regex backtracks cubically on a long run of spaces inside the line)."""
+    if not line.startswith("#"):
+        return None
+    rest = line[1:].lstrip()
+    gap = len(line) - 1 - len(rest)         # the whitespace after '#', at least one
+    if gap < 1:
+        return None
+    if not rest:                            # '#' and spaces only: the pattern keeps one space
+        return line[-1] if gap >= 2 else None
+    core = rest.rstrip().rstrip("#").rstrip()   # drop trailing spaces, a closing '#' run, spaces
+    return core or rest[0]                  # all '#': the pattern keeps the first
+
+
 def _title(front: dict[str, str], body: str, path: str) -> str:
-    if front.get("title"):
+    if front.get("title") and front["title"].strip():
         return front["title"].strip()
     for line in strip_code(body).split("\n"):
-        m = _H1.match(line)
-        if m:
-            return render_links(m.group(1)).strip()
-    return Path(path).name.rsplit(".", 1)[0]
+        text = h1_text(line)
+        if text is not None:
+            title = render_links(text).strip()
+            if title:
+                return title
+            break
+    name = Path(path).name.rsplit(".", 1)[0].strip()
+    return name or path.strip()
 
 
 def paragraphs(body: str) -> list[str]:
@@ -224,7 +247,16 @@ def parse(path: str, data: bytes) -> Note:
 
 
 def read_note(vault: str | os.PathLike, rel: str) -> Note:
-    return parse(rel, (Path(vault) / rel).read_bytes())
+    """One note by its relative path, read as the ingest reads it (a regular file inside the
+    vault, at most files.MAX_NOTE_BYTES, not binary). Raises ValidationError naming why not."""
+    try:
+        data = files.read_found(files.find_one(vault, rel))
+    except files.Unreadable as exc:
+        raise ValidationError(rel, str(exc), "a regular UTF-8 markdown file inside the vault") from None
+    problem = content_problem(data)
+    if problem:
+        raise ValidationError(rel, problem, "a UTF-8 markdown file")
+    return parse(rel, data)
 
 
 class Resolver:
