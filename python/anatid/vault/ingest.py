@@ -26,7 +26,7 @@ from ..timeutil import to_db, utcnow
 from . import notes as nt
 from . import tables
 from .embed import Embedder, get_embedder
-from .progress import Progress
+from .progress import Progress, check_sink
 
 NOTE_KIND = "vault_note"
 OUTDATED_KIND = "vault_outdated"
@@ -123,9 +123,13 @@ def _entity_names(live: dict[str, str], fresh: list[str], stored: dict[str, _Sto
     return names
 
 
-def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None, progress: bool = False,
+def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None, progress=None,
                  max_chunk_chars: int = nt.CHUNK_CHARS) -> IngestReport:
-    """Bring the memory file in line with the vault on disk. Returns what changed."""
+    """Bring the memory file in line with the vault on disk. Returns what changed.
+
+    `progress`, if given, is called as progress(done, total, label) for each phase
+    (read, embed, write), like maintain_indexes()' callback."""
+    check_sink(progress)
     t0 = time.monotonic()
     emb = embedder if embedder is not None and not isinstance(embedder, str) else get_embedder(embedder)
     report = IngestReport()
