@@ -89,7 +89,7 @@ def run(args) -> int:
         print(render(result))
     left = unbuilt(result)
     if left:
-        print_error(args._prog, "still due, not built: " + ", ".join(left))
+        print_error(getattr(args, "_prog", "anatid maintain"), "still due, not built: " + ", ".join(left))
         return EXIT_PROBLEM
     return EXIT_OK
 

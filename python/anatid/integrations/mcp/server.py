@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     from ...cli.contract import OpenError, as_cli_error, creating, print_error, require_creatable, require_file
     args = _parser().parse_args(argv)
     try:
-        _import_mcp()                     # before the file: a missing package must not create one
         (require_file if args.read_only else require_creatable)(args.db)
+        _import_mcp()                     # before the file is created: a missing package leaves none
         with creating(args.db):
             try:
                 server = build_server(args.db, tenant=args.tenant, read_only=args.read_only,
