@@ -258,6 +258,22 @@ def test_render_helpers():
     assert "[bold]" in table(["x"], [["[bold]"]])                      # no markup interpretation
 
 
+def test_tables_never_drop_a_character():
+    """doctor's advice at every terminal width: wrapped or folded, every character still there."""
+    from collections import Counter
+    from anatid.cli._render import cell
+    advice = "memory versions with confidence outside [0, 1] or NaN; run doctor, then anatid maintain --force."
+    headers = ["severity", "check", "count", "sample ids", "what it means"]
+    rows = [["error", "confidence_out_of_range", 4, [str(2 ** 60), str(2 ** 60 + 7)], advice],
+            ["warning", "x", 12345, [], advice + " more words here"]]
+    want = Counter("".join(headers + [cell(v) for r in rows for v in r]).replace(" ", ""))
+    for width in range(30, 200):
+        out = table(headers, rows, width=width)
+        assert Counter(out.replace(" ", "").replace("\n", "").replace("─", "")) == want, width
+    wide = table(headers, rows, width=120)
+    assert "confidence_out_of_range" in wide                         # names stay whole when they fit
+
+
 def test_every_command_is_documented():
     doc = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     parser = build_parser()

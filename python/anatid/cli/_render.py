@@ -65,11 +65,19 @@ def table(headers: list[str], rows: list[list], *, max_width: int | None = None,
     from rich.text import Text
     numeric = [bool(rows) and all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool)
                                   for r in rows if r[i] is not None) for i in range(len(headers))]
+    cells = [[cell(v, max_width) for v in row] for row in rows]
+    width = width or _width()
+    # A column of single words (a check name, an id) is not wrapped when those columns fit side
+    # by side with room to spare; the others wrap, and fold when they must: nothing is dropped.
+    # (Not min_width: rich 15 then drops characters at a wrapped cell's edge.)
+    single = [all(len(row[i].split()) <= 1 for row in cells) for i in range(len(headers))]
+    widest = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+    fits = sum(w for w, one in zip(widest, single) if one) + 3 * len(headers) + 20 <= width
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="", safe_box=True)
-    for header, num in zip(headers, numeric):
-        t.add_column(Text(header), justify="right" if num else "left", overflow="fold")
-    for row in rows:
-        t.add_row(*(Text(cell(v, max_width)) for v in row))
+    for header, num, one in zip(headers, numeric, single):
+        t.add_column(Text(header), justify="right" if num else "left", overflow="fold", no_wrap=one and fits)
+    for row in cells:
+        t.add_row(*(Text(c) for c in row))
     return _render(t, width)
 
 
