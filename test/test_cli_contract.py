@@ -299,3 +299,18 @@ def test_progress_only_on_a_terminal(small, tmp_path):
     text = drawn.decode("utf-8", "replace")
     assert ESC in text and "read" in text and "write" in text     # rich's bar, phase by phase
     assert ESC.encode() not in tty.stdout and b"3 notes" in tty.stdout
+
+
+def test_ingest_progress_is_a_callback_checked_before_any_write(small, tmp_path):
+    """ingest_vault reports each phase to progress(done, total, label); it draws nothing itself."""
+    from anatid.errors import ValidationError
+    from anatid.vault import ingest_vault
+    path = tmp_path / "p.anatid"
+    with Anatid.open(str(path)) as db:
+        tables = db.connection.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+        with pytest.raises(ValidationError, match="progress"):
+            ingest_vault(db, str(small["vault"]), embedder="hashing", progress=True)
+        assert db.connection.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0] == tables
+        seen = []
+        ingest_vault(db, str(small["vault"]), embedder="hashing", progress=lambda d, t, label: seen.append((label, d, t)))
+    assert [s for s in seen if s[1] == s[2]] == [("read", 3, 3), ("embed", 3, 3), ("write", 3, 3)]
