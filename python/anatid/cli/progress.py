@@ -1,8 +1,8 @@
 """Progress for long commands: a rich bar on stderr, drawn only when stderr is a terminal.
 
 `with terminal_progress() as progress:` yields the `progress(done, total, label)` callback
-that long-running verbs accept (maintain_indexes, ingest_vault). Each new label starts a
-new bar (ingest's read, embed and write phases); a total of None shows a spinner. When
+that long-running verbs accept (maintain_indexes, ingest_vault). A count that starts over
+starts a new bar (ingest's read, embed and write phases); a total of None shows a spinner. When
 stderr is a pipe, a file or a CI log, the callback does nothing and nothing is written.
 """
 from __future__ import annotations
@@ -28,7 +28,6 @@ class _Bars:
         self._rich = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                               MofNCompleteColumn(), TimeElapsedColumn(), console=console)
         self._task = None
-        self._label = None
 
     def __enter__(self):
         self._rich.start()
@@ -39,17 +38,17 @@ class _Bars:
 
     def __call__(self, done: int, total: int | None = None, label: str = "") -> None:
         label = label.strip()
-        if self._task is None or label != self._label:
-            self._finish()
+        task = self._rich.tasks[-1] if self._task is not None else None
+        # a count that starts over or a new total is a new phase (ingest's read, embed, write);
+        # a new label on the same count names the current step (maintain's "text index")
+        if task is None or total != task.total or done < task.completed:
+            self._finish(task)
             self._task = self._rich.add_task(label, total=total)
-            self._label = label
-        self._rich.update(self._task, completed=done, total=total)
+        self._rich.update(self._task, completed=done, total=total, description=label)
 
-    def _finish(self) -> None:
-        if self._task is not None:
-            task = self._rich.tasks[-1]
-            if task.total is not None:
-                self._rich.update(self._task, completed=task.total)
+    def _finish(self, task) -> None:
+        if task is not None and task.total is not None:
+            self._rich.update(task.id, completed=task.total)
 
 
 def _silent(done: int, total: int | None = None, label: str = "") -> None:
