@@ -312,5 +312,6 @@ def test_ingest_progress_is_a_callback_checked_before_any_write(small, tmp_path)
             ingest_vault(db, str(small["vault"]), embedder="hashing", progress=True)
         assert db.connection.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0] == tables
         seen = []
-        ingest_vault(db, str(small["vault"]), embedder="hashing", progress=lambda d, t, label: seen.append((label, d, t)))
+        ingest_vault(db, str(small["vault"]), embedder="hashing",
+                     progress=lambda done, total, label: seen.append((label, done, total)))
     assert [s for s in seen if s[1] == s[2]] == [("read", 3, 3), ("embed", 3, 3), ("write", 3, 3)]

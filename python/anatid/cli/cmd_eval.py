@@ -110,7 +110,8 @@ def _run(args) -> int:
     try:
         gold = read_gold(args.gold)
     except ValueError as exc:
-        raise UsageError(f"--gold {args.gold}: not JSONL gold ({exc})", "rebuild it with `anatid eval build-gold`") from None
+        raise UsageError(f"--gold {args.gold}: not JSONL gold ({exc})",
+                         "rebuild it with `anatid eval build-gold`") from None
     with open_db(args.db, tenant=args.tenant, read_only=args.no_record) as db:
         try:
             rec = VaultRecall(db)
