@@ -15,7 +15,9 @@ import pytest
 
 from anatid import Anatid
 from anatid.cli import EXIT_OK, EXIT_OPEN, EXIT_PROBLEM, EXIT_USAGE, build_parser
-from anatid.cli._render import Progress, jsonable, table
+from anatid.cli._render import table
+from anatid.cli.contract import jsonable
+from anatid.cli.progress import terminal_progress
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +66,7 @@ def test_doctor_clean_and_broken(copy):
 
 
 def test_missing_file_exits_3(tmp_path):
-    for command in (["doctor"], ["recall"]):
+    for command in (["doctor"], ["recall"], ["stats"], ["turns"]):
         args = command + [tmp_path / "absent.anatid"] + (["q"] if command[0] in ("sql", "recall") else [])
         r = anatid(*args)
         assert r.returncode == EXIT_OPEN, (command, r.stderr)
@@ -150,7 +152,7 @@ def test_maintain(copy):
         if r.returncode == EXIT_OK:  # the others are built; the graph is reported skipped
             assert "load_failure" in r.stdout
         else:
-            assert r.returncode in (EXIT_PROBLEM, EXIT_USAGE) and r.stderr.startswith("anatid: ")
+            assert r.returncode in (EXIT_PROBLEM, EXIT_USAGE) and r.stderr.startswith("anatid maintain: ")
         assert "Traceback" not in r.stderr
 
 
@@ -209,16 +211,22 @@ def test_maintain_without_the_extension_exits_1(copy):
 
 
 def test_maintain_report_rendering():
+    """One row per index and tenant: its generation and counts, never a dict's repr."""
     from anatid.cli.cmd_maintain import render
-    lines = render({"graph": {"tenants": 2, "generation_id": 2 ** 60}, "text": {"tenants": 1}}).splitlines()
-    assert lines[0].split() == ["index", "tenants", "generation_id"]
-    assert lines[2].split() == ["graph", "2", str(2 ** 60)] and lines[3].split() == ["text", "1"]
+    report = {"graph": {"tenants": [{"tenant": 0, "generation_id": 2 ** 60, "entities": 4, "edges": 2,
+                                     "validated": "recounts"}], "skipped": [], "seconds": 0.2},
+              "text": {"tenants": [], "skipped": [{"tenant": 0, "reason": "fresh"}]}}
+    lines = render(report).splitlines()
+    assert lines[0].split() == ["index", "tenant", "result", "generation", "counts"]
+    assert lines[2].split() == ["graph", "0", "built", str(2 ** 60), "entities=4,", "edges=2"]
+    assert lines[3].split() == ["text", "0", "skipped:", "fresh"]
+    assert "{" not in "\n".join(lines) and "validated" not in "\n".join(lines)
     assert render(None) == "done"
 
 
 def test_progress_bar_only_on_a_terminal():
     quiet = io.StringIO()
-    with Progress(stream=quiet) as p:
+    with terminal_progress(stream=quiet) as p:
         p(1, 4, "graph")
     assert quiet.getvalue() == ""
 
@@ -227,17 +235,43 @@ def test_progress_bar_only_on_a_terminal():
             return True
 
     loud = Tty()
-    with Progress(stream=loud, min_interval=0) as p:
+    with terminal_progress(stream=loud) as p:
         p(1, 4, "graph")
         p(4, 4, "vector")
-    assert "[#######---------------------] 1/4 graph" in loud.getvalue()
-    assert "4/4 vector" in loud.getvalue() and loud.getvalue().endswith("\n")
+    assert "1/4" in loud.getvalue() or "4/4" in loud.getvalue()
+    assert "vector" in loud.getvalue() and "\x1b[" in loud.getvalue()
+    off = Tty()
+    with terminal_progress(stream=off, enabled=False) as p:      # --quiet
+        p(1, 4, "graph")
+    assert off.getvalue() == ""
 
 
 def test_render_helpers():
     assert jsonable({"id": 2 ** 60, "n": 3, "xs": (1, 2 ** 53)}) == {"id": str(2 ** 60), "n": 3,
                                                                        "xs": [1, str(2 ** 53)]}
-    assert table(["a", "n"], [["x", 1], ["yy", 10]]).splitlines() == ["a    n", "--  --", "x    1", "yy  10"]
+    lines = table(["a", "n"], [["x", 1], ["yy", 10]]).splitlines()
+    assert [line.split() for line in lines[:1] + lines[2:]] == [["a", "n"], ["x", "1"], ["yy", "10"]]
+    assert lines[2].endswith(" 1") and lines[3].endswith("10")       # numbers right-aligned
+    long = "advice " * 40
+    wrapped = table(["check", "what it means"], [["c", long + "END"]], width=60)
+    assert "END" in wrapped and "…" not in wrapped                    # wrapped, never cut
+    assert "[bold]" in table(["x"], [["[bold]"]])                      # no markup interpretation
+
+
+def test_tables_never_drop_a_character():
+    """doctor's advice at every terminal width: wrapped or folded, every character still there."""
+    from collections import Counter
+    from anatid.cli._render import cell
+    advice = "memory versions with confidence outside [0, 1] or NaN; run doctor, then anatid maintain --force."
+    headers = ["severity", "check", "count", "sample ids", "what it means"]
+    rows = [["error", "confidence_out_of_range", 4, [str(2 ** 60), str(2 ** 60 + 7)], advice],
+            ["warning", "x", 12345, [], advice + " more words here"]]
+    want = Counter("".join(headers + [cell(v) for r in rows for v in r]).replace(" ", ""))
+    for width in range(30, 200):
+        out = table(headers, rows, width=width)
+        assert Counter(out.replace(" ", "").replace("\n", "").replace("─", "")) == want, width
+    wide = table(headers, rows, width=120)
+    assert "confidence_out_of_range" in wide                         # names stay whole when they fit
 
 
 def test_every_command_is_documented():

@@ -169,9 +169,10 @@ def test_second_writer_is_told_what_to_do(tmp_path):
                 Anatid.open(str(path))
             return second
     second = run(go)
-    assert second.returncode == 2
-    assert "DatabaseLocked" in second.stderr and "--read-only" in second.stderr
-    assert "Could not set lock" not in second.stderr.splitlines()[-1]
+    assert second.returncode == 3            # docs/cli.md: the file could not be opened
+    assert "held by another process" in second.stderr and "--read-only" in second.stderr
+    assert len(second.stderr.strip().splitlines()) == 1 and "Traceback" not in second.stderr
+    assert second.stderr.startswith("anatid-mcp: ")
 
 
 def test_missing_mcp_names_the_extra(tmp_path):
@@ -182,3 +183,4 @@ def test_missing_mcp_names_the_extra(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert 'pip install "anatid[mcp]"' in proc.stderr
+    assert not (tmp_path / "m.anatid").exists()     # refused before the file was created

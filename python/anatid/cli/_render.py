@@ -1,55 +1,39 @@
-"""Output of the `anatid` commands: tables for people, JSON for scripts, a
-progress bar on stderr for long work, and opening a file with a clear exit code.
+"""Tables for people, drawn by rich: a header, a rule, one row per record, numbers
+right-aligned, long cells wrapped (never cut, unless the caller asks, as `sql --max-width`
+does). Plain text: no colour or escape codes, whatever stdout is.
 
-Ids are above 2^53, where JSON readers in JavaScript lose digits, so JSON
-output writes every integer outside +-2^53 as a decimal string.
+The contract's names (exit codes, errors, JSON, opening a file) live in contract.py and
+are re-exported here for the commands that import them from this module.
 """
 from __future__ import annotations
 
-import json
-import math
-import sys
-import time
-from dataclasses import asdict, is_dataclass
-from datetime import date, datetime
-from decimal import Decimal
-from pathlib import Path
+import io
+import shutil
+from datetime import datetime
 
-_SAFE_INT = 2 ** 53
+from .contract import (CliError, OpenError, UsageError, jsonable, open_db, print_error,  # noqa: F401
+                       print_json)
+
+OpenFailed = OpenError      # the older name
 
 
-# -- JSON -------------------------------------------------------------------------------------------
-def jsonable(value):
-    """Plain JSON types: big ints as strings, datetimes as ISO-8601, dataclasses as dicts."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)     # JSON has no NaN or infinity
-    if isinstance(value, Decimal):
-        return jsonable(float(value))
-    if isinstance(value, int):
-        return str(value) if abs(value) >= _SAFE_INT else value
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if is_dataclass(value) and not isinstance(value, type):
-        return jsonable(asdict(value))
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    return str(value)
+def fail(message: str, code: int) -> int:
+    """Print `anatid: message` on stderr and return `code` (prefer raising a CliError)."""
+    print_error("anatid", message)
+    return code
 
 
-def print_json(value) -> None:
-    print(json.dumps(jsonable(value), indent=2, ensure_ascii=False))
-
-
-# -- tables -----------------------------------------------------------------------------------------
 def cell(value, width: int | None = None) -> str:
+    """One cell as text: floats to 6 significant digits, lists joined, dicts as k=v."""
     if value is None:
         text = ""
+    elif isinstance(value, bool):
+        text = "yes" if value else "no"
     elif isinstance(value, float):
         text = f"{value:.6g}"
+    elif isinstance(value, dict):
+        text = ", ".join(f"{k}={{{cell(v)}}}" if isinstance(v, dict) else f"{k}={cell(v)}"
+                         for k, v in value.items() if v is not None)
     elif isinstance(value, (list, tuple)):
         text = ", ".join(cell(v) for v in value)
     elif isinstance(value, datetime):
@@ -62,101 +46,50 @@ def cell(value, width: int | None = None) -> str:
     return text
 
 
-def table(headers: list[str], rows: list[list], *, max_width: int = 60) -> str:
-    """A plain text table: a header, a rule, one line per row, numbers right-aligned."""
-    cells = [[cell(v, max_width) for v in row] for row in rows]
-    widths = [len(h) for h in headers]
-    for row in cells:
-        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+def _width() -> int:
+    return max(shutil.get_terminal_size((120, 24)).columns, 40)     # COLUMNS, the terminal, else 120
+
+
+def _render(renderable, width: int | None) -> str:
+    from rich.console import Console
+    buf = io.StringIO()
+    Console(file=buf, width=width or _width(), color_system=None, force_terminal=False, highlight=False,
+            markup=False, emoji=False).print(renderable)
+    return "\n".join(line.rstrip() for line in buf.getvalue().rstrip("\n").splitlines())
+
+
+def table(headers: list[str], rows: list[list], *, max_width: int | None = None, width: int | None = None) -> str:
+    """The rows as a text table. `max_width` cuts cells with an ellipsis; otherwise they wrap."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
     numeric = [bool(rows) and all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool)
                                   for r in rows if r[i] is not None) for i in range(len(headers))]
+    cells = [[cell(v, max_width) for v in row] for row in rows]
+    width = width or _width()
+    # A column of single words (a check name, an id) is not wrapped when those columns fit side
+    # by side with room to spare; the others wrap, and fold when they must: nothing is dropped.
+    # (Not min_width: rich 15 then drops characters at a wrapped cell's edge.)
+    single = [all(len(row[i].split()) <= 1 for row in cells) for i in range(len(headers))]
+    widest = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+    fits = sum(w for w, one in zip(widest, single) if one) + 3 * len(headers) + 20 <= width
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="", safe_box=True)
+    for header, num, one in zip(headers, numeric, single):
+        t.add_column(Text(header), justify="right" if num else "left", overflow="fold", no_wrap=one and fits)
+    for row in cells:
+        t.add_row(*(Text(c) for c in row))
+    return _render(t, width)
 
-    def line(values):
-        return "  ".join(v.rjust(w) if num else v.ljust(w)
-                         for v, w, num in zip(values, widths, numeric)).rstrip()
 
-    out = [line(headers), line(["-" * w for w in widths])]
-    out += [line(row) for row in cells]
-    return "\n".join(out)
-
-
-def key_values(pairs: dict) -> str:
+def key_values(pairs: dict, *, width: int | None = None) -> str:
+    """Two columns, key and value; nested dicts as k=v, wrapped, never cut."""
+    from rich.table import Table
+    from rich.text import Text
     if not pairs:
         return ""
-    width = max(len(str(k)) for k in pairs)
-    lines = []
+    t = Table.grid(padding=(0, 2))
+    t.add_column(no_wrap=True)
+    t.add_column(overflow="fold")
     for key, value in pairs.items():
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={cell(v)}" for k, v in value.items() if v is not None)
-        lines.append(f"{key!s:<{width}}  {cell(value, 200)}")
-    return "\n".join(lines)
-
-
-# -- progress ---------------------------------------------------------------------------------------
-class Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal.
-
-    Call it as `progress(done, total, label)`; it is the `progress=` callback
-    long-running verbs accept. Pipes and CI logs get nothing.
-    """
-
-    def __init__(self, stream=None, width: int = 28, min_interval: float = 0.05):
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.width = width
-        self.min_interval = min_interval
-        self._last = 0.0
-        self._drawn = False
-
-    def __call__(self, done: int, total: int | None = None, label: str = "") -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        final = total is not None and done >= total
-        if not final and now - self._last < self.min_interval:
-            return
-        self._last = now
-        if total:
-            filled = int(self.width * min(done, total) / total)
-            bar = "#" * filled + "-" * (self.width - filled)
-            text = f"\r[{bar}] {done}/{total} {label}"
-        else:
-            text = f"\r{label} {done}"
-        self.stream.write(text[:200].ljust(60))
-        self.stream.flush()
-        self._drawn = True
-
-    def close(self) -> None:
-        if self.enabled and self._drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._drawn = False
-
-    def __enter__(self) -> "Progress":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-# -- opening ----------------------------------------------------------------------------------------
-class OpenFailed(Exception):
-    """The memory file could not be opened; the message says why (exit code 3)."""
-
-
-def open_db(path: str, *, tenant: int = 0, read_only: bool = True):
-    """Anatid.open with the errors a person at a terminal can act on."""
-    import duckdb
-
-    from ..db import Anatid
-    if path != ":memory:" and not Path(path).exists():
-        raise OpenFailed(f"{path}: no such file")
-    try:
-        return Anatid.open(path, tenant=tenant, read_only=read_only)
-    except duckdb.Error as exc:
-        raise OpenFailed(f"{path}: {str(exc).splitlines()[0]}") from None
-
-
-def fail(message: str, code: int) -> int:
-    print(f"anatid: {message}", file=sys.stderr)
-    return code
+        t.add_row(Text(str(key)), Text(cell(value)))
+    return _render(t, width)

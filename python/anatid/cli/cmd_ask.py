@@ -2,7 +2,7 @@
 and the graph pipelines side by side and appends one row to anatid_ab_recall."""
 from __future__ import annotations
 
-import sys
+from .contract import EXIT_OK, UsageError, add_json, open_db, print_json
 
 
 def register(sub) -> None:
@@ -14,6 +14,7 @@ def register(sub) -> None:
     p.add_argument("-k", type=int, default=12)
     p.add_argument("--ab", action="store_true", help="run vector and --mode, show both, log the difference")
     p.add_argument("--as-of", default=None, help="ISO-8601 instant with offset: ask the vault as it was")
+    add_json(p)
     p.set_defaults(run=run)
 
 
@@ -26,28 +27,34 @@ def _show(title, result) -> None:
 
 
 def run(args) -> int:
-    from ..db import Anatid
-    from ..vault.recall import VaultRecall
     from ..vault.ab import log_ab
-    read_only = not args.ab
-    with Anatid.open(args.db, tenant=args.tenant, read_only=read_only) as db:
+    from ..vault.recall import VaultRecall
+    if args.k < 1:
+        raise UsageError(f"-k {args.k}: must be 1 or more", "e.g. -k 12")
+    with open_db(args.db, tenant=args.tenant, read_only=not args.ab) as db:
         try:
             rec = VaultRecall(db)
-        except (ValueError, ImportError) as exc:
-            print(f"anatid ask: {exc}", file=sys.stderr)
-            return 2
+        except ValueError as exc:               # no ingested vault in this file
+            raise UsageError(str(exc)) from None
         if not args.ab:
-            _show(args.mode, rec.ask(args.question, mode=args.mode, k=args.k, as_of=args.as_of))
-            return 0
+            result = rec.ask(args.question, mode=args.mode, k=args.k, as_of=args.as_of)
+            if args.json:
+                print_json(result)
+            else:
+                _show(args.mode, result)
+            return EXIT_OK
         qvec = rec.embedder.embed([args.question])[0]
         direct = rec.ask(args.question, mode="vector", k=args.k, embedding=qvec, as_of=args.as_of)
         assoc = rec.ask(args.question, mode=args.mode if args.mode != "vector" else "graph", k=args.k,
                         embedding=qvec, as_of=args.as_of)
         row = log_ab(db, args.question, direct, assoc, args.k)
-        print(f"A/B RECALL: {args.question}")
-        print(f"(graph added {row['graph_added']} candidates; {row['new_in_top']} new notes in the top {args.k}, "
-              f"{row['promoted_via_graph']} of them from outside the vector pool"
-              f"{'; entity gate on' if assoc.gated else ''})")
-        _show("DIRECT (vector)", direct)
-        _show(f"ASSOCIATIVE ({assoc.mode})", assoc)
-    return 0
+    if args.json:
+        print_json({"direct": direct, "associative": assoc, "ab": row})
+        return EXIT_OK
+    print(f"A/B RECALL: {args.question}")
+    print(f"(graph added {row['graph_added']} candidates; {row['new_in_top']} new notes in the top {args.k}, "
+          f"{row['promoted_via_graph']} of them from outside the vector pool"
+          f"{'; entity gate on' if assoc.gated else ''})")
+    _show("DIRECT (vector)", direct)
+    _show(f"ASSOCIATIVE ({assoc.mode})", assoc)
+    return EXIT_OK

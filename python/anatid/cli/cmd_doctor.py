@@ -1,31 +1,26 @@
 """`anatid doctor DB`: integrity and upkeep checks; exit 1 when any is an error."""
 from __future__ import annotations
 
-from . import EXIT_OK, EXIT_OPEN, EXIT_PROBLEM
-from ._render import OpenFailed, fail, open_db, print_json, table
+from ._render import table
+from .contract import EXIT_OK, EXIT_PROBLEM, add_json, open_db, print_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("doctor", help="read-only integrity and upkeep checks (exit 1 on errors)")
     p.add_argument("db", help="path of the memory file")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    try:
-        db = open_db(args.db, read_only=True)
-    except OpenFailed as exc:
-        return fail(str(exc), EXIT_OPEN)
-    with db:
+    with open_db(args.db, read_only=True) as db:
         report = db.doctor()
     if args.json:
         print_json(report.to_dict())
     else:
-        if report.findings:
+        if report.findings:          # the advice wraps: it is the part a person acts on
             print(table(["severity", "check", "count", "sample ids", "what it means"],
-                        [[f.severity, f.check, f.count, list(f.sample_ids), f.message] for f in report.findings],
-                        max_width=90))
+                        [[f.severity, f.check, f.count, list(f.sample_ids), f.message] for f in report.findings]))
             print()
         errors, warnings, infos = (len(report.by_severity(s)) for s in ("error", "warning", "info"))
         verdict = "ok" if report.ok else "NOT OK"

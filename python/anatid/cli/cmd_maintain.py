@@ -14,8 +14,9 @@ from datetime import timedelta
 
 import duckdb
 
-from . import EXIT_OK, EXIT_OPEN, EXIT_PROBLEM, EXIT_USAGE
-from ._render import OpenFailed, Progress, fail, key_values, open_db, print_json, table
+from ._render import key_values, table
+from .contract import EXIT_OK, CliError, UsageError, add_json, open_db, print_error, print_json
+from .progress import terminal_progress
 
 INDEXES = ("graph", "text", "vector")
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
@@ -36,7 +37,7 @@ def register(sub) -> None:
     p.add_argument("--max-age", type=age, metavar="AGE",
                    help="due when the base is older than AGE (90, 90s, 15m, 1h, 2d) and its journal is not empty")
     p.add_argument("--dry-run", action="store_true", help="say what is due under the policy; build nothing")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_json(p)
     p.set_defaults(run=run)
 
 
@@ -60,39 +61,36 @@ def policy_of(args):
 
 def run(args) -> int:
     policy = policy_of(args)          # before opening: a usage error takes no lock
-    try:
-        db = open_db(args.db, tenant=args.tenant, read_only=args.dry_run)
-    except OpenFailed as exc:
-        return fail(str(exc), EXIT_OPEN)
-    with db:
+    with open_db(args.db, tenant=args.tenant, read_only=args.dry_run) as db:
         maintain = getattr(db, "maintain_indexes", None)
         if maintain is None:
-            return fail("index maintenance is not available in this build of anatid "
-                        "(no maintain_indexes()); reads use the SQL oracle and stay correct", EXIT_USAGE)
+            raise UsageError("index maintenance is not available in this build of anatid "
+                             "(no maintain_indexes())", "reads use the SQL oracle and stay correct")
         if args.dry_run:
             return dry_run(db, args, policy)
         kwargs = {"all_tenants": args.all_tenants, "force": args.force, "policy": policy,
                   "indexes": tuple(args.index or INDEXES)}
         from ..errors import ConflictError
         from ..verbs.indexes import IndexValidationError
-        with Progress() as progress:
+        with terminal_progress() as progress:
             if _accepts(maintain, "progress"):
                 kwargs["progress"] = progress
             else:
-                progress(0, None, "maintaining indexes…")   # no steps to show: say it is working
+                progress(0, None, "maintaining indexes")   # no steps to show: say it is working
             try:
                 result = maintain(**kwargs)
             except (duckdb.Error, IndexValidationError, ConflictError) as exc:
                 # nothing is published half-built: the build's transaction rolled back
-                progress.close()
-                return fail(f"index maintenance failed: {str(exc).splitlines()[0]}", EXIT_PROBLEM)
+                raise CliError(f"index maintenance failed: {str(exc).strip().splitlines()[0]}",
+                               "the old generations and their journals still answer every read") from None
     if args.json:
         print_json(result)
     else:
         print(render(result))
     left = unbuilt(result)
     if left:
-        return fail("still due, not built: " + ", ".join(left), EXIT_PROBLEM)
+        print_error(getattr(args, "_prog", "anatid maintain"), "still due, not built: " + ", ".join(left))
+        return EXIT_PROBLEM
     return EXIT_OK
 
 
@@ -129,14 +127,23 @@ def _accepts(fn, name: str) -> bool:
 
 
 def render(result) -> str:
-    """Whatever maintain_indexes() returned, as a table when it is a list of records."""
-    from ._render import jsonable
+    """maintain_indexes()' report as a table: one row per index and tenant, built or skipped.
+
+    A built tenant shows its generation and what it counted (`rows=3`, `entities=4, edges=2`);
+    a skipped one its reason. The validation text and timings stay in `--json`."""
+    from .contract import jsonable
     plain = jsonable(result)
-    if isinstance(plain, dict) and all(isinstance(v, dict) for v in plain.values()) and plain:
-        plain = [{"index": k, **v} for k, v in plain.items()]
-    if isinstance(plain, list) and plain and all(isinstance(r, dict) for r in plain):
-        headers = list(dict.fromkeys(k for r in plain for k in r))
-        return table(headers, [[r.get(h) for h in headers] for r in plain])
-    if isinstance(plain, dict):
-        return key_values(plain)
-    return "done" if plain is None else str(plain)
+    if not isinstance(plain, dict) or not all(isinstance(v, dict) for v in plain.values()):
+        return "done" if plain is None else key_values(plain) if isinstance(plain, dict) else str(plain)
+    rows = []
+    for index, entry in plain.items():
+        for t in entry.get("tenants") or []:
+            t = t if isinstance(t, dict) else {"tenant": t}
+            counts = {k: v for k, v in t.items() if k not in ("tenant", "generation_id", "validated")}
+            rows.append([index, t.get("tenant"), "built", t.get("generation_id"), counts or None])
+        for s in entry.get("skipped") or []:
+            s = s if isinstance(s, dict) else {"reason": s}
+            rows.append([index, s.get("tenant"), f"skipped: {s.get('reason')}", None, None])
+        if not entry.get("tenants") and not entry.get("skipped"):
+            rows.append([index, None, "nothing due", None, None])
+    return table(["index", "tenant", "result", "generation", "counts"], rows)

@@ -1,8 +1,8 @@
 """`anatid recall DB "query"`: hybrid recall from the command line."""
 from __future__ import annotations
 
-from . import EXIT_OK, EXIT_OPEN
-from ._render import OpenFailed, fail, open_db, print_json, table
+from ._render import table
+from .contract import EXIT_OK, add_json, open_db, print_json
 
 
 def register(sub) -> None:
@@ -14,16 +14,12 @@ def register(sub) -> None:
                    help="start the graph arm from this entity (repeatable); default: entities named in the query")
     p.add_argument("--tenant", type=int, default=0)
     p.add_argument("--as-of", metavar="ISO", help="recall as the memory saw the world then (ISO-8601 with offset)")
-    p.add_argument("--json", action="store_true", help="machine-readable output (ids as strings)")
+    add_json(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    try:
-        db = open_db(args.db, tenant=args.tenant, read_only=True)
-    except OpenFailed as exc:
-        return fail(str(exc), EXIT_OPEN)
-    with db:
+    with open_db(args.db, tenant=args.tenant, read_only=True) as db:
         hits = db.recall(args.query, k=args.k, seed_entity=args.seed, as_of=args.as_of)
     if args.json:
         print_json({"engine": hits.engine, "arms": list(hits.arms), "notes": list(hits.notes),
@@ -33,7 +29,7 @@ def run(args) -> int:
     if hits:
         print(table(["#", "score", "sources", "memory_id", "kind", "content"],
                     [[i, round(h.score, 6), "+".join(h.sources), str(h.memory_id), h.kind, h.content]
-                     for i, h in enumerate(hits, 1)], max_width=70))
+                     for i, h in enumerate(hits, 1)]))
     else:
         print("no hits")
     footer = f"engine: {hits.engine}; arms: {', '.join(hits.arms) or 'none'}"

@@ -5,8 +5,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import EXIT_OK, EXIT_OPEN, EXIT_USAGE
-from ._render import OpenFailed, fail, open_db
+from .contract import EXIT_OK, UsageError, add_json, open_db, print_json
 
 
 def register(sub) -> None:
@@ -22,6 +21,7 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", metavar="FILE.html|FILE.svg",
                    help="where to write; the suffix picks the format; '-' writes HTML to stdout "
                         "(default: ENTITY.html in the current directory)")
+    add_json(p)                  # what was written, as JSON (not with -o -, which writes the page to stdout)
     p.set_defaults(run=run)
 
 
@@ -35,14 +35,14 @@ def run(args) -> int:
     out = args.output or _default_name(args.entity)
     suffix = Path(out).suffix.lower() if out != "-" else ".html"
     if suffix not in (".html", ".htm", ".svg"):
-        return fail(f"-o {out}: the file name must end in .html or .svg", EXIT_USAGE)
+        raise UsageError(f"-o {out}: the file name must end in .html or .svg", "e.g. -o ada.html")
+    if out == "-" and args.json:
+        raise UsageError("-o - writes the page to stdout, where --json would go", "give -o FILE.html with --json")
+    if out != "-" and not Path(out).resolve().parent.is_dir():
+        raise UsageError(f"-o {out}: the folder {Path(out).resolve().parent} does not exist", "create it first")
     caps = {k: v for k, v in (("max_entities", args.max_entities), ("max_memories", args.max_memories))
             if v is not None}
-    try:
-        db = open_db(args.db, tenant=args.tenant, read_only=True)
-    except OpenFailed as exc:
-        return fail(str(exc), EXIT_OPEN)
-    with db:
+    with open_db(args.db, tenant=args.tenant, read_only=True) as db:
         hood = gather(db, args.entity, hops=args.hops, as_of=args.as_of, **caps)
     text = render_svg(hood) if suffix == ".svg" else render_html(hood)
     if out == "-":
@@ -50,6 +50,11 @@ def run(args) -> int:
         return EXIT_OK
     Path(out).write_text(text, encoding="utf-8")
     versions = len({b.key for b in hood.beliefs})
+    if args.json:
+        print_json({"output": str(Path(out).resolve()), "format": "svg" if suffix == ".svg" else "html",
+                    "entities": len(hood.nodes), "relations": len(hood.links), "memory_versions": versions,
+                    "change_instants": len(hood.frames), "left_out": list(hood.omitted)})
+        return EXIT_OK
     print(f"wrote {out}: {len(hood.nodes)} entities, {len(hood.links)} relations, "
           f"{versions} memory versions, {len(hood.frames)} change instants")
     for note in hood.omitted:

@@ -11,8 +11,8 @@ import sys
 
 import duckdb
 
-from . import EXIT_OK, EXIT_OPEN, EXIT_PROBLEM, EXIT_USAGE
-from ._render import OpenFailed, fail, open_db, print_json, table
+from ._render import table
+from .contract import EXIT_OK, CliError, UsageError, add_json, open_db, print_json
 
 ALLOWED = ("SELECT", "EXPLAIN")
 
@@ -21,7 +21,7 @@ def register(sub) -> None:
     p = sub.add_parser("sql", help="run one read-only SELECT over the file (every tenant is visible)")
     p.add_argument("db", help="path of the memory file")
     p.add_argument("query", nargs="?", default="-", help="a SELECT or EXPLAIN statement; '-' or omitted reads stdin")
-    p.add_argument("--json", action="store_true", help="rows as a JSON list of objects")
+    add_json(p)                  # rows as a JSON list of objects
     p.add_argument("--max-width", type=int, default=60, help="truncate table cells to this width (default 60)")
     p.set_defaults(run=run)
 
@@ -41,23 +41,21 @@ def classify(con, text: str) -> str | None:
 
 
 def run(args) -> int:
-    text = sys.stdin.read() if args.query == "-" else args.query
-    try:
-        db = open_db(args.db, read_only=True)
-    except OpenFailed as exc:
-        return fail(str(exc), EXIT_OPEN)
-    with db:
+    if args.max_width < 1:
+        raise UsageError(f"--max-width {args.max_width}: must be 1 or more", "e.g. --max-width 60")
+    with open_db(args.db, read_only=True) as db:     # before stdin: a missing file does not wait for input
+        text = sys.stdin.read() if args.query == "-" else args.query
         cur = db.connection
         refused = classify(cur, text)
         if refused:
-            return fail(refused, EXIT_USAGE)
+            raise UsageError(refused)
         cur.execute("BEGIN TRANSACTION READ ONLY")
         try:
             cur.execute(text)
             headers = [d[0] for d in cur.description or []]
             rows = cur.fetchall() if headers else []
         except duckdb.Error as exc:
-            return fail(str(exc).splitlines()[0], EXIT_PROBLEM)
+            raise CliError(str(exc).strip().splitlines()[0]) from None
         finally:
             cur.execute("ROLLBACK")
     if args.json:

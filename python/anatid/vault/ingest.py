@@ -32,7 +32,7 @@ from . import files
 from . import notes as nt
 from . import tables
 from .embed import Embedder, get_embedder
-from .progress import Progress
+from .progress import Progress, check_sink
 
 NOTE_KIND = "vault_note"
 OUTDATED_KIND = "vault_outdated"
@@ -152,9 +152,13 @@ def _note_problem(note: nt.Note) -> str | None:
     return None
 
 
-def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None, progress: bool = False,
+def ingest_vault(db, vault, *, embedder: Embedder | str | None = None, now=None, progress=None,
                  max_chunk_chars: int = nt.CHUNK_CHARS) -> IngestReport:
-    """Bring the memory file in line with the vault on disk. Returns what changed."""
+    """Bring the memory file in line with the vault on disk. Returns what changed.
+
+    `progress`, if given, is called as progress(done, total, label) for each phase
+    (read, embed, write), like maintain_indexes()' callback."""
+    check_sink(progress)
     t0 = time.monotonic()
     emb = embedder if embedder is not None and not isinstance(embedder, str) else get_embedder(embedder)
     report = IngestReport()

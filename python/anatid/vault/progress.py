@@ -1,28 +1,30 @@
-"""A one-line progress bar on stderr, redrawn in place; silent when disabled."""
+"""One phase of ingest (read, embed, write) counted and reported to the caller's
+`progress(done, total, label)` callback, the contract maintain_indexes() also takes.
+Drawing is the caller's business (the CLI's bar is anatid.cli.progress); with no
+callback this only counts."""
 from __future__ import annotations
 
-import sys
-import time
+from ..errors import ValidationError
+
+
+def check_sink(progress) -> None:
+    """ValidationError unless `progress` is a callable or None (False is accepted as None)."""
+    if progress is not None and progress is not False and not callable(progress):
+        raise ValidationError("progress", f"expected a callable, got {progress!r}",
+                              "progress(done, total, label), or None; the anatid CLI draws a bar on a terminal")
 
 
 class Progress:
-    def __init__(self, total: int, label: str, enabled: bool = True, stream=None):
-        self.total, self.label, self.enabled = max(total, 1), label, enabled and total > 0
-        self.stream = stream or sys.stderr
-        self.done, self._last, self._t0 = 0, 0.0, time.monotonic()
+    def __init__(self, total: int, label: str, sink=None):
+        self.total, self.label, self.done = total, label.strip(), 0
+        self.sink = sink if callable(sink) else None
+        if self.sink is not None and total > 0:
+            self.sink(0, total, self.label)
 
     def advance(self, n: int = 1) -> None:
         self.done += n
-        now = time.monotonic()
-        if self.enabled and (now - self._last > 0.1 or self.done >= self.total):
-            self._last = now
-            width = 30
-            filled = int(width * min(self.done, self.total) / self.total)
-            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-                              f"{self.done}/{self.total} {now - self._t0:5.1f}s")
-            self.stream.flush()
+        if self.sink is not None:
+            self.sink(self.done, self.total, self.label)
 
     def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
+        """Kept for the call sites: the phase is over when the next one starts."""

@@ -5,7 +5,6 @@ Targets the `mcp` SDK 2.x (`mcp.server.mcpserver.MCPServer`); see docs/mcp.md fo
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..._version import __version__
 from ...db import Anatid
@@ -74,7 +73,8 @@ def build_server(db_path, tenant: int = 0, read_only: bool = False, enable_sql: 
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="anatid-mcp", description="Serve an anatid memory file over MCP (stdio).")
+    from ...cli import Parser             # one-line usage errors, exit 2 (docs/cli.md)
+    p = Parser(prog="anatid-mcp", description="Serve an anatid memory file over MCP (stdio).")
     p.add_argument("--db", required=True, help="the anatid file (created if absent, unless --read-only)")
     p.add_argument("--tenant", type=int, default=0, help="tenant id to serve (default 0)")
     p.add_argument("--read-only", action="store_true", help="register only the read tools; open the file read-only")
@@ -84,15 +84,25 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The console script. Exit codes are the CLI's (docs/cli.md): 2 bad usage or no mcp
+    package, 3 the file could not be opened (absent with --read-only, locked, newer schema)."""
+    import duckdb
+
+    from ...cli.contract import OpenError, as_cli_error, creating, print_error, require_creatable, require_file
     args = _parser().parse_args(argv)
     try:
-        server = build_server(args.db, tenant=args.tenant, read_only=args.read_only, enable_sql=args.enable_sql)
-    except ImportError as exc:
-        print(f"anatid-mcp: {exc}", file=sys.stderr)
-        return 2
-    except AnatidError as exc:
-        print(f"anatid-mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        (require_file if args.read_only else require_creatable)(args.db)
+        _import_mcp()                     # before the file is created: a missing package leaves none
+        with creating(args.db):
+            try:
+                server = build_server(args.db, tenant=args.tenant, read_only=args.read_only,
+                                      enable_sql=args.enable_sql)
+            except duckdb.Error as exc:
+                raise OpenError(f"{args.db}: {(str(exc).strip().splitlines() or ['cannot open'])[0]}") from None
+    except (AnatidError, ImportError, OpenError) as exc:
+        err = as_cli_error(exc)
+        print_error("anatid-mcp", str(err))
+        return err.code
     try:
         server.run("stdio")
     finally:
