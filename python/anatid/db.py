@@ -152,14 +152,14 @@ class Anatid:
     def build_ann_index(self, **kw) -> dict:
         """Opt this tenant into the approximate (HNSW) vector index and build it now; see
         anatid.indexes.ann.build_ann_index and docs/indexes.md (ANN)."""
-        from .indexes.ann import build_ann_index
+        from .verbs.indexes import build_ann_index
         return build_ann_index(self._store, **kw)
 
     def index_health(self, **kw) -> list[dict]:
         """Per index (graph, text, vector) and tenant: one reason (`fresh`, `stale_generation`,
         `unvalidated`, `historical_query`, `rebuild_in_progress`, `load_failure`, `damaged_base`,
         `absent`), counts and whether maintenance is due. Read-only."""
-        from .indexes.health import index_health
+        from .indexes.report import index_health
         from .indexes.policy import MaintenancePolicy
         for name in ("all_tenants", "deep"):
             if name in kw and not isinstance(kw[name], bool):
