@@ -294,3 +294,20 @@ def build_ann_index(store, *, m: int = ann.DEFAULT_M, ef_construction: int = ann
                         {"t": t, "m": m, "efc": ef_construction, "efs": ef_search or 0, "use": use_when})
         # maintain_indexes opens its own write; inside ours it joins this transaction
         return maintain_indexes(store, indexes=("vector",), force=True, all_tenants=all_tenants)["vector"]
+
+
+def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy | None = None, as_of=None,
+                 deep: bool = True) -> list[dict]:
+    """index_health() (anatid.indexes.report) with its arguments checked, leaving no result
+    half read on the thread's connection (Store.settle)."""
+    for name, value in (("all_tenants", all_tenants), ("deep", deep)):
+        if not isinstance(value, bool):
+            raise ValidationError(name, f"expected a bool, got {type(value).__name__}", "True or False")
+    if policy is not None and not isinstance(policy, MaintenancePolicy):
+        raise ValidationError("policy", f"expected a MaintenancePolicy, got {type(policy).__name__}",
+                              "anatid.MaintenancePolicy(...), or None")
+    if as_of is not None:
+        from ..timeutil import to_db
+        to_db(as_of, "as_of")
+    with store.settling():
+        return index_report.index_health(store, all_tenants=all_tenants, policy=policy, as_of=as_of, deep=deep)
