@@ -16,7 +16,7 @@ import pytest
 import anatid
 from anatid import ids as anatid_ids
 from anatid.pool import DatabasePool
-from anatid.verbs.reads import graph_recall_oracle
+from anatid.verbs.graph_sql import graph_recall_oracle
 from anatid import validate
 
 FROZEN_S = 1_900_000_000.0     # any fixed instant after the id epoch

@@ -15,7 +15,7 @@ import pytest
 
 import anatid
 from anatid import validate
-from anatid.verbs.reads import graph_recall_oracle
+from anatid.verbs.graph_sql import graph_recall_oracle
 
 KINDS = ("fact", "note", "plan")
 NAMES = [f"Entity {i}" for i in range(14)]

@@ -11,7 +11,7 @@ import pytest
 import anatid
 from anatid import validate
 from anatid.native_graph import recall_ids
-from anatid.verbs.reads import graph_recall_oracle
+from anatid.verbs.graph_sql import graph_recall_oracle
 
 
 def _journal_stats(db):

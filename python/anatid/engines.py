@@ -15,7 +15,7 @@ class SqlGraphEngine:
         self.store = store
 
     def recall(self, cur, view, keys, hops, kinds, limit, notes=()):
-        from .verbs.reads import graph_recall_oracle
+        from .verbs.graph_sql import graph_recall_oracle
         return graph_recall_oracle(self.store, cur, view, keys, hops, kinds, limit, tuple(notes) + _why(self.store))
 
 
@@ -26,7 +26,7 @@ class SqlHybridEngine:
         self.store = store
 
     def recall(self, cur, view, params, **kw):
-        from .verbs.reads import hybrid_oracle
+        from .verbs.recall_sql import hybrid_oracle
         kw["notes"] = list(kw.get("notes", ())) + list(_why(self.store))
         return hybrid_oracle(self.store, cur, view, params, **kw)
 

@@ -207,7 +207,7 @@ class NativeGraphEngine:
         self.store = store
 
     def recall(self, cur, view, keys, hops, kinds, limit, notes=()) -> RecallHits:
-        from .verbs.reads import graph_recall_oracle
+        from .verbs.graph_sql import graph_recall_oracle
         store = self.store
         why = None
         if view.historical:

@@ -368,7 +368,7 @@ class NativeHybridEngine:
 
     def recall(self, cur, view, params, *, use_vector, use_text, use_graph, seeds_given, kinds, notes,
                allow_slow: bool = False) -> RecallHits:
-        from .verbs.reads import hybrid_oracle
+        from .verbs.recall_sql import hybrid_oracle
         from .indexes import health
         tenant = params["tenant"]
         fallback = None           # (note, index_health reason) when the SQL oracle must answer

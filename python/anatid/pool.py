@@ -32,7 +32,7 @@ import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import duckdb
 
@@ -41,6 +41,9 @@ from .errors import AnatidError, NotFoundError, ValidationError
 from .pool_paths import (PLACEHOLDER, SIDECAR_BYTES, check_file_name, check_template, fs_limit, probe,
                          tenant_name, unusable)
 from .validate import encodable, shown
+
+if TYPE_CHECKING:
+    from .store import Store
 
 _META_KEY = "pool_tenant"
 
@@ -65,7 +68,7 @@ class PooledAnatid(Anatid):
     is not counted: do that inside `with pool.tenant(...)`, which pins the handle.
     """
 
-    def __init__(self, store, tenant_name: str, pool: "DatabasePool | None" = None):
+    def __init__(self, store: Store, tenant_name: str, pool: DatabasePool | None = None) -> None:
         super().__init__(store)
         self.tenant_name = tenant_name
         # weak: a pool dropped without close() is freed at once, and with it its files' connections
@@ -75,8 +78,15 @@ class PooledAnatid(Anatid):
         self._mine = threading.local()  # depth: calls this thread runs on this handle
         self._retired = False   # the pool closed it, or will as its last running call ends
 
-    def require(self, tenant) -> "PooledAnatid":
-        """Raise CrossTenantError unless `tenant` is this handle's tenant."""
+    def require(self, tenant: str | int) -> PooledAnatid:
+        """This handle, or CrossTenantError unless `tenant` is this handle's tenant.
+
+        Raises:
+            CrossTenantError: `tenant` is another tenant's name.
+            ValidationError: `tenant` is not a valid tenant name.
+
+        Example: ``pool.get("acme").require("acme").recall("tea")``
+        """
         if tenant_name(tenant) != self.tenant_name:
             raise CrossTenantError(f"this handle serves tenant {self.tenant_name!r}, not {shown(tenant)}: "
                                    "ask the pool for that tenant's handle")
@@ -142,9 +152,16 @@ class PooledAnatid(Anatid):
         DatabasePool._restrict(Path(self._store.path))
 
     @contextmanager
-    def transaction(self):
+    def transaction(self) -> Iterator[PooledAnatid]:
         """Run several verbs (and reads) as one transaction and one snapshot; the handle counts
-        as in use until the block ends."""
+        as in use until the block ends.
+
+        Raises:
+            AnatidError: the pool has closed this handle.
+            ConflictError: a concurrent transaction changed the same rows (at commit).
+
+        Example: ``with pool.get("acme").transaction() as db: db.remember("a")``
+        """
         with self._call(), Anatid.transaction(self):
             yield self
 
@@ -157,9 +174,11 @@ def _guarded(method):
     return call
 
 
-# Every public method of Anatid runs as a counted call (close, as_of and transaction excepted:
-# as_of's reads call these methods, transaction is counted for its whole block above).
-for _verb, _method in list(vars(Anatid).items()):
+# Every public method of Anatid (its own and its mixins') runs as a counted call (close, as_of
+# and transaction excepted: as_of's reads call these methods, transaction is counted for its
+# whole block above). functools.wraps keeps each method's signature and docstring.
+for _verb in dir(Anatid):
+    _method = inspect.getattr_static(Anatid, _verb)
     if not _verb.startswith("_") and inspect.isfunction(_method) and _verb not in ("close", "as_of", "transaction"):
         setattr(PooledAnatid, _verb, _guarded(_method))
 
@@ -167,29 +186,43 @@ for _verb, _method in list(vars(Anatid).items()):
 class DatabasePool:
     """Open anatid files by tenant name, at most `max_open` at a time (LRU)."""
 
-    def __init__(self, path_template: str, *, root, max_open: int = 16, embedding_dim: int | None = None,
-                 read_only: bool = False) -> None:
+    def __init__(self, path_template: str, *, root: str | os.PathLike[str], max_open: int = 16,
+                 embedding_dim: int | None = None, read_only: bool = False) -> None:
+        """A pool of one file per tenant; nothing is opened until get() or tenant().
+
+        Args:
+            path_template: the file of a tenant under root, with one "{tenant}" placeholder.
+            root: the folder every tenant's file stays under (created 0700 when missing).
+            max_open: how many handles stay open at most.
+            embedding_dim: passed to Anatid.open for every file.
+            read_only: open every file read-only (a missing tenant raises NotFoundError).
+
+        Raises:
+            ValidationError: a bad template, root or max_open.
+
+        Example: ``pool = DatabasePool("tenants/{tenant}/memory.anatid", root="/srv/anatid")``
+        """
         self.template = check_template(path_template)
         if isinstance(max_open, bool) or not isinstance(max_open, int) or max_open < 1:
             raise ValidationError("max_open", f"{shown(max_open)} is not a positive int", "an int >= 1")
         try:
-            root = os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
+            folder: Any = os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
         except Exception:   # a PathLike whose own __fspath__ raised or returned neither str nor bytes
-            root = None
-        if not isinstance(root, str) or not root or "\x00" in root:
-            raise ValidationError("root", f"{shown(root)} is not a folder path", "a folder path (str or pathlib.Path)")
-        root = encodable(str.__str__(root), "root", "a valid Unicode folder path")
-        root = Path(root)
+            folder = None
+        if not isinstance(folder, str) or not folder or "\x00" in folder:
+            raise ValidationError("root", f"{shown(folder)} is not a folder path", "a folder path (str or pathlib.Path)")
+        folder = encodable(str.__str__(folder), "root", "a valid Unicode folder path")
+        folder = Path(folder)
         try:
-            if not root.exists() and not read_only:
-                root.mkdir(mode=0o700, parents=True)
-                os.chmod(root, 0o700)
+            if not folder.exists() and not read_only:
+                folder.mkdir(mode=0o700, parents=True)
+                os.chmod(folder, 0o700)
         except OSError as exc:  # a name too long, a parent that is a file or not writable
-            raise ValidationError("root", f"{shown(str(root))} cannot be created ({exc.strerror})",
+            raise ValidationError("root", f"{shown(str(folder))} cannot be created ({exc.strerror})",
                                   "an existing or creatable folder") from exc
-        if not root.is_dir():
-            raise ValidationError("root", f"{str(root)!r} is not a folder", "an existing or creatable folder")
-        self.root = Path(os.path.realpath(root))
+        if not folder.is_dir():
+            raise ValidationError("root", f"{str(folder)!r} is not a folder", "an existing or creatable folder")
+        self.root = Path(os.path.realpath(folder))
         self._name_max = fs_limit(self.root, "PC_NAME_MAX", 255)
         self._path_max = fs_limit(self.root, "PC_PATH_MAX", 4096)
         self.max_open = max_open
@@ -204,8 +237,14 @@ class DatabasePool:
         self.closed = False
 
     # -- paths ---------------------------------------------------------------------------------
-    def path_for(self, tenant) -> Path:
-        """The file of `tenant` under root, or ValidationError (nothing is created)."""
+    def path_for(self, tenant: str | int) -> Path:
+        """The file of `tenant` under root (nothing is created).
+
+        Raises:
+            ValidationError: a refused tenant name (the module docstring lists the rules).
+
+        Example: ``pool.path_for("acme")``
+        """
         name = tenant_name(tenant)
         relative = self.template.replace(PLACEHOLDER, name)
         candidate = self.root / relative
@@ -249,7 +288,7 @@ class DatabasePool:
                 pass
 
     # -- handles -------------------------------------------------------------------------------
-    def get(self, tenant) -> PooledAnatid:
+    def get(self, tenant: str | int) -> PooledAnatid:
         """The open handle of `tenant`, opening it (and closing the LRU idle one) if needed.
 
         The handle stays valid until it is evicted; hold it inside `with pool.tenant(...)`
@@ -258,6 +297,15 @@ class DatabasePool:
         closed as its running calls end; get() waits for that (up to 10 s), then raises
         PoolExhausted. It raises PoolExhausted at once when every handle is pinned, or when
         the thread asking runs a call on a pooled handle itself (waiting could wait on it).
+
+        Raises:
+            ValidationError: a refused tenant name.
+            CrossTenantError: the file under that name belongs to another tenant.
+            PoolExhausted: no handle could be closed to make room (see above).
+            NotFoundError: a read-only pool has no file for this tenant.
+            AnatidError: the pool is closed.
+
+        Example: ``pool.get("acme").remember("Ada prefers tea")``
         """
         with self._lock:
             if self.closed:
@@ -278,8 +326,11 @@ class DatabasePool:
             return handle
 
     @contextmanager
-    def tenant(self, tenant) -> Iterator[PooledAnatid]:
-        """`with pool.tenant("acme") as db:` the handle, pinned against eviction."""
+    def tenant(self, tenant: str | int) -> Iterator[PooledAnatid]:
+        """The handle of `tenant`, pinned against eviction for the block (get()'s errors).
+
+        Example: ``with pool.tenant("acme") as db: db.recall("tea")``
+        """
         with self._lock:
             handle = self.get(tenant)
             name = handle.tenant_name
@@ -407,7 +458,11 @@ class DatabasePool:
             return list(self._open)
 
     def close(self) -> None:
-        """Close every handle: an idle one now, one running a call when that call ends."""
+        """Close every handle: an idle one now, one running a call when that call ends;
+        later get() calls raise AnatidError.
+
+        Example: ``pool.close()``
+        """
         with self._lock:
             for name in list(self._open):
                 self._open.pop(name)._retire_later()
@@ -416,5 +471,5 @@ class DatabasePool:
     def __enter__(self) -> "DatabasePool":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

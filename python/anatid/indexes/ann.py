@@ -1,6 +1,6 @@
 """The opt-in ANN backend of the vector arm: an HNSW index per tenant (src/hnsw.hpp).
 
-Opt in with `db.build_ann_index()` (or `anatid.indexes.ann.build_ann_index(db)`): it records
+Opt in with `db.build_ann_index()` (anatid.verbs.indexes.build_ann_index): it records
 the tenant's settings in anatid_ann_config, then rebuilds the vector generation and, in the
 same transaction, an HNSW generation over exactly the same rows (anatid_ann_gen + _parts,
 one serialized, versioned, checksummed BLOB). From then on every `maintain_indexes()` that
@@ -206,7 +206,7 @@ def _plan(store, cur, tenant: int) -> dict:
 
 # ---- building ---------------------------------------------------------------------------
 
-def _validated(m, ef_construction, ef_search, use_when) -> tuple[int, int, int | None, str]:
+def validated(m, ef_construction, ef_search, use_when) -> tuple[int, int, int | None, str]:
     def whole(value, name, low, high):
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValidationError(name, f"{value!r} is not an integer in {low}..{high}", f"an integer in {low}..{high}")
@@ -216,33 +216,6 @@ def _validated(m, ef_construction, ef_search, use_when) -> tuple[int, int, int |
                               "'above_ceiling' (only where the exact scan would be refused) or 'always'")
     return (whole(m, "m", 2, 256), whole(ef_construction, "ef_construction", 1, 100_000),
             None if ef_search is None else whole(ef_search, "ef_search", 1, 100_000), use_when)
-
-
-def build_ann_index(db, *, m: int = DEFAULT_M, ef_construction: int = DEFAULT_EF_CONSTRUCTION,
-                    ef_search: int | None = DEFAULT_EF_SEARCH, use_when: str = "above_ceiling",
-                    all_tenants: bool = False) -> dict:
-    """Opt this handle's tenant (or every tenant) into the ANN vector index and build it
-    now, with the vector generation it covers, in one transaction: the maintain_indexes()
-    report of the vector index, each tenant's entry with an 'ann' part (with the calibration).
-    ef_search=None searches as wide as the build's calibration found necessary; an integer
-    fixes the width."""
-    store = getattr(db, "_store", db)
-    m, ef_construction, ef_search, use_when = _validated(m, ef_construction, ef_search, use_when)
-    if not isinstance(all_tenants, bool):
-        raise ValidationError("all_tenants", f"expected a bool, got {type(all_tenants).__name__}", "True or False")
-    if not store.native.loaded:
-        raise AnnUnavailableError("the ANN index is built and searched by the native extension, which is not "
-                                  f"loaded ({store.native.reason}); recall keeps scanning exactly")
-    from ..verbs.indexes import maintain_indexes
-    from .text import tenants
-    forget_plans(store)
-    with store.write() as cur:
-        for t in tenants(store, cur, all_tenants):
-            cur.execute("DELETE FROM anatid_ann_config WHERE tenant_id = $t", {"t": t})
-            cur.execute("INSERT INTO anatid_ann_config VALUES ($t, $m, $efc, $efs, $use)",
-                        {"t": t, "m": m, "efc": ef_construction, "efs": ef_search or 0, "use": use_when})
-        # maintain_indexes opens its own write; inside ours it joins this transaction
-        return maintain_indexes(store, indexes=("vector",), force=True, all_tenants=all_tenants)["vector"]
 
 
 def drop_ann_index(db, *, all_tenants: bool = False) -> None:

@@ -1,6 +1,11 @@
 """Function forms of every verb: `from anatid.verbs import remember` then
-`remember(db, "text", entities=[...])`. The Anatid methods call these."""
+`remember(db, "text", entities=[...])`. Each takes a handle (or its Store) first,
+then exactly the arguments of the verb it wraps (same names, defaults and
+docstring: `help(anatid.verbs.recall)` shows them); the Anatid methods call these."""
 from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Concatenate, ParamSpec, TypeVar
 
 from .entities import upsert_entity as _upsert_entity
 from .memories import (episode as _episode, forget as _forget, reinforce as _reinforce,
@@ -10,69 +15,45 @@ from .reads import context as _context, get as _get, provenance as _provenance, 
 from .relations import relate as _relate, relate_many as _relate_many, unrelate as _unrelate
 from .upkeep import PruneReport, prune as _prune, remember_many as _remember_many
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 def _store(db):
     return getattr(db, "_store", db)
 
 
-def remember(db, content, entities=None, **kw):
-    return _remember(_store(db), content, entities, **kw)
+def _on_handle(verb: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
+    """The verb, called with a handle's Store (functools.wraps: its signature and docstring)."""
+    @functools.wraps(verb)
+    def call(db: Any, /, *args: P.args, **kw: P.kwargs) -> R:
+        return verb(_store(db), *args, **kw)
+    return call
 
 
-def remember_many(db, items, **kw):
-    return _remember_many(_store(db), items, **kw)
-
-
-def supersede(db, old_id, content, **kw):
-    return _supersede(_store(db), old_id, content, **kw)
-
-
-def update(db, memory_id, content, **kw):
-    return _update(_store(db), memory_id, content, **kw)
-
-
-def forget(db, memory_id, **kw):
-    return _forget(_store(db), memory_id, **kw)
-
-
-def reinforce(db, memory_id, amount=1.0, **kw):
-    return _reinforce(_store(db), memory_id, amount, **kw)
-
-
-def prune(db, **kw):
-    return _prune(_store(db), **kw)
-
-
-def relate(db, a, b, rel_kind="related", **kw):
-    return _relate(_store(db), a, b, rel_kind, **kw)
-
-
-def relate_many(db, pairs, **kw):
-    return _relate_many(_store(db), pairs, **kw)
-
-
-def unrelate(db, a, b, rel_kind=None, **kw):
-    return _unrelate(_store(db), a, b, rel_kind, **kw)
-
-
-def upsert_entity(db, name, kind=None, **kw):
-    return _upsert_entity(_store(db), name, kind, **kw)
-
-
-def episode(db, content, **kw):
-    return _episode(_store(db), content, **kw)
-
-
-def _settled(read):
+def _settled(read: Callable[Concatenate[Any, P], R]) -> Callable[Concatenate[Any, P], R]:
     """A read verb that leaves no result half read on its thread's connection when it
     returns or raises (Store.settle: a half-read result blocks every checkpoint)."""
-    def verb(db, *args, **kw):
+    @functools.wraps(read)
+    def call(db: Any, /, *args: P.args, **kw: P.kwargs) -> R:
         store = _store(db)
         with store.settling():
             return read(store, *args, **kw)
-    verb.__name__, verb.__doc__ = read.__name__, read.__doc__
-    return verb
+    return call
 
+
+remember = _on_handle(_remember)
+remember_many = _on_handle(_remember_many)
+supersede = _on_handle(_supersede)
+update = _on_handle(_update)
+forget = _on_handle(_forget)
+reinforce = _on_handle(_reinforce)
+prune = _on_handle(_prune)
+relate = _on_handle(_relate)
+relate_many = _on_handle(_relate_many)
+unrelate = _on_handle(_unrelate)
+upsert_entity = _on_handle(_upsert_entity)
+episode = _on_handle(_episode)
 
 get = _settled(_get)
 recall = _settled(_recall)

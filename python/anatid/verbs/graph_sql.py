@@ -9,6 +9,7 @@ Score = 1 / (1 + hop).
 """
 from __future__ import annotations
 
+from ..models import Hit, RecallHits
 from ..predicates import TimeView, visible
 
 MAX_HOPS = 4
@@ -50,3 +51,13 @@ def graph_recall_sql(view: TimeView, *, seeds_sql: str = SEEDS_BY_KEYS, with_kin
         memory_visible=visible("m", view),
         kind_filter="AND m.kind IN (SELECT unnest($kinds))" if with_kinds else "",
     )
+
+
+def graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, notes=()) -> RecallHits:
+    """Graph recall by the SQL oracle: the SQL engine's answer, and what the native one is checked against."""
+    params = {**view.params(store.tenant), "seed_keys": keys, "hops": hops, "limit": limit}
+    if kinds:
+        params["kinds"] = kinds
+    rows = cur.execute(graph_recall_sql(view, with_kinds=bool(kinds)), params).fetchall()
+    hits = [Hit(int(mid), content, kind, 1.0 / (1 + hop), ("graph",), int(hop)) for mid, content, kind, hop in rows]
+    return RecallHits(hits, arms=("graph",), engine="sql", notes=tuple(notes))

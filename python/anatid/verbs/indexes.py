@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import validate
 from ..errors import AnatidError, ValidationError
-from ..indexes import health
+from ..indexes import ann, health, report as index_report
 from ..indexes.policy import MaintenancePolicy
 
 INDEXES = ("graph", "text", "vector")
@@ -55,7 +55,7 @@ def maintain_indexes(store, *, policy: MaintenancePolicy | None = None, all_tena
                               "progress(step, steps, label), or None")
     # deep=False: counts and checksums decide what is due, so a call with nothing due is cheap
     # (the deep reconciliation is index_health()'s and doctor()'s; a rebuild fixes what it finds)
-    entries = health.index_health(store, all_tenants=all_tenants, policy=policy, deep=False)
+    entries = index_report.index_health(store, all_tenants=all_tenants, policy=policy, deep=False)
     report = {}
     for step, index in enumerate(indexes):
         if progress is not None:
@@ -107,7 +107,6 @@ def _build(store, index: str, tenants: list[int], all_tenants: bool) -> dict:
         else:
             out = {"tenants": [_build_parts(store, cur, index, t, now, covered) for t in tenants]}
             if index == "vector":   # an opted-in ANN index is rebuilt over the vector generation just built
-                from ..indexes import ann
                 for entry in out["tenants"]:
                     built = ann.after_vector_build(store, cur, entry["tenant"], now)
                     if built is not None:
@@ -136,7 +135,7 @@ def _validate_graph(store, cur, tenant: int, entry: dict, now) -> str | None:
     got = (entry["entities"], entry["edges"], entry["memories"])
     if tuple(int(x) for x in want) != tuple(int(x) for x in got):
         return f"the base counts (entities, edges, memories) {got} differ from the tables' {tuple(want)}"
-    return health.graph_sample_problem(store, cur, tenant, max(store.view().valid_at, built_at))
+    return index_report.graph_sample_problem(store, cur, tenant, max(store.view().valid_at, built_at))
 
 
 # ---- text and vector ------------------------------------------------------------------
@@ -269,3 +268,46 @@ def _record(store, cur, index: str, tenant: int, base_rows: int, now, method: st
 def rebuild_fts_index(store) -> dict:
     """The text index alone, rebuilt whether due or not."""
     return maintain_indexes(store, indexes=("text",), force=True)["text"]
+
+
+def build_ann_index(store, *, m: int = ann.DEFAULT_M, ef_construction: int = ann.DEFAULT_EF_CONSTRUCTION,
+                    ef_search: int | None = ann.DEFAULT_EF_SEARCH, use_when: str = "above_ceiling",
+                    all_tenants: bool = False) -> dict:
+    """Opt this handle's tenant (or every tenant) into the ANN vector index (anatid.indexes.ann)
+    and build it now, with the vector generation it covers, in one transaction: the
+    maintain_indexes() report of the vector index, each tenant's entry with an 'ann' part
+    (with the calibration). ef_search=None searches as wide as the build's calibration found
+    necessary; an integer fixes the width."""
+    store = getattr(store, "_store", store)
+    m, ef_construction, ef_search, use_when = ann.validated(m, ef_construction, ef_search, use_when)
+    if not isinstance(all_tenants, bool):
+        raise ValidationError("all_tenants", f"expected a bool, got {type(all_tenants).__name__}", "True or False")
+    if not store.native.loaded:
+        raise ann.AnnUnavailableError("the ANN index is built and searched by the native extension, which is not "
+                                      f"loaded ({store.native.reason}); recall keeps scanning exactly")
+    from ..indexes.text import tenants
+    ann.forget_plans(store)
+    with store.write() as cur:
+        for t in tenants(store, cur, all_tenants):
+            cur.execute("DELETE FROM anatid_ann_config WHERE tenant_id = $t", {"t": t})
+            cur.execute("INSERT INTO anatid_ann_config VALUES ($t, $m, $efc, $efs, $use)",
+                        {"t": t, "m": m, "efc": ef_construction, "efs": ef_search or 0, "use": use_when})
+        # maintain_indexes opens its own write; inside ours it joins this transaction
+        return maintain_indexes(store, indexes=("vector",), force=True, all_tenants=all_tenants)["vector"]
+
+
+def index_health(store, *, all_tenants: bool = False, policy: MaintenancePolicy | None = None, as_of=None,
+                 deep: bool = True) -> list[dict]:
+    """index_health() (anatid.indexes.report) with its arguments checked, leaving no result
+    half read on the thread's connection (Store.settle)."""
+    for name, value in (("all_tenants", all_tenants), ("deep", deep)):
+        if not isinstance(value, bool):
+            raise ValidationError(name, f"expected a bool, got {type(value).__name__}", "True or False")
+    if policy is not None and not isinstance(policy, MaintenancePolicy):
+        raise ValidationError("policy", f"expected a MaintenancePolicy, got {type(policy).__name__}",
+                              "anatid.MaintenancePolicy(...), or None")
+    if as_of is not None:
+        from ..timeutil import to_db
+        to_db(as_of, "as_of")
+    with store.settling():
+        return index_report.index_health(store, all_tenants=all_tenants, policy=policy, as_of=as_of, deep=deep)

@@ -9,15 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import validate
-from ..errors import BruteForceCeilingError, NotFoundError, ValidationError
-from ..models import Hit, Provenance, RecallHits
+from ..errors import NotFoundError, ValidationError
+from ..models import Provenance, RecallHits
 from ._rows import MEMORY_COLUMNS, episode_from_row, memory_from_row
 from ..predicates import believed_at
-from .graph_sql import MAX_HOPS, graph_recall_sql
+from .graph_sql import MAX_HOPS
 from .memories import about_entities
-from .recall_sql import hybrid_sql
+from .recall_sql import ARMS
 
-ARMS = ("vector", "text", "graph")
 DEFAULT_DEPTH = 50
 MAX_K = 1000
 
@@ -71,15 +70,6 @@ def context(store, entity, *, hops: int = 0, kinds=None, limit: int = 50, as_of=
 
 def recall_2hop(store, seed, *, kinds=None, limit: int = 50, as_of=None) -> RecallHits:
     return context(store, seed, hops=2, kinds=kinds, limit=limit, as_of=as_of)
-
-
-def graph_recall_oracle(store, cur, view, keys, hops, kinds, limit, notes=()) -> RecallHits:
-    params = {**view.params(store.tenant), "seed_keys": keys, "hops": hops, "limit": limit}
-    if kinds:
-        params["kinds"] = kinds
-    rows = cur.execute(graph_recall_sql(view, with_kinds=bool(kinds)), params).fetchall()
-    hits = [Hit(int(mid), content, kind, 1.0 / (1 + hop), ("graph",), int(hop)) for mid, content, kind, hop in rows]
-    return RecallHits(hits, arms=("graph",), engine="sql", notes=tuple(notes))
 
 
 def _weights(weights) -> tuple[float, float, float]:
@@ -156,29 +146,6 @@ def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, 
     from .graph_rank import with_graph_arm
     return with_graph_arm(store, cur, view, first, params, seed_keys=seed_keys, kinds=kinds,
                           use_query_seeds=use_text)
-
-
-def hybrid_oracle(store, cur, view, params, *, use_vector, use_text, use_graph, seeds_given, kinds,
-                  notes, allow_slow: bool = False) -> RecallHits:
-    # The native engine checks the ceiling against its vector generation's row count;
-    # the oracle counts the tenant's embeddings.
-    if use_vector and not allow_slow:
-        n = cur.execute("SELECT count(*) FROM anatid_embeddings WHERE tenant_id = $tenant",
-                        {"tenant": store.tenant}).fetchone()[0]
-        from ..store import BRUTE_FORCE_CEILING
-        if n > BRUTE_FORCE_CEILING:
-            raise BruteForceCeilingError(
-                f"an exact vector scan would cover {n} rows, above BRUTE_FORCE_CEILING={BRUTE_FORCE_CEILING}: "
-                "pass allow_slow=True, or build a vector index with maintain_indexes()")
-    sql = hybrid_sql(view, use_vector=use_vector, use_text=use_text, use_graph=use_graph,
-                     seeds_given=seeds_given, with_kinds=bool(kinds))
-    rows = cur.execute(sql, params).fetchall()
-    hits = []
-    for mid, content, kind, score, rv, rt, rg, hop in rows:
-        sources = tuple(a for a, r in zip(ARMS, (rv, rt, rg)) if r is not None)
-        hits.append(Hit(int(mid), content, kind, float(score), sources, None if hop is None else int(hop)))
-    arms = tuple(a for a, used in zip(ARMS, (use_vector, use_text, use_graph)) if used)
-    return RecallHits(hits, bm25_stale=False, arms=arms, notes=tuple(notes), engine="sql")
 
 
 def provenance(store, memory_id):

@@ -13,9 +13,13 @@ Contract, shared with the native engine (docs/architecture.md, "Recall"):
 """
 from __future__ import annotations
 
+from ..errors import BruteForceCeilingError
+from ..models import Hit, RecallHits
 from ..predicates import TimeView, visible
 from ..text import BM25_B, BM25_K1, tokens_sql
 from .graph_sql import graph_recall_sql
+
+ARMS = ("vector", "text", "graph")
 
 # Seeds when the caller names none: entities all of whose name tokens occur in the query.
 SEEDS_FROM_QUERY = f"""
@@ -128,3 +132,27 @@ def hybrid_sql(view: TimeView, *, use_vector: bool, use_text: bool, use_graph: b
         parts.append(_EMPTY_ARM.format(name="graph_arm", extra=", NULL::INTEGER AS hop"))
     parts.append(_FUSE.format(memory_visible=mv))
     return "\n".join(parts)
+
+
+def hybrid_oracle(store, cur, view, params, *, use_vector, use_text, use_graph, seeds_given, kinds,
+                  notes, allow_slow: bool = False) -> RecallHits:
+    """Hybrid recall by the SQL oracle (hybrid_sql): the SQL engine's answer, and the native one's twin."""
+    # The native engine checks the ceiling against its vector generation's row count;
+    # the oracle counts the tenant's embeddings.
+    if use_vector and not allow_slow:
+        n = cur.execute("SELECT count(*) FROM anatid_embeddings WHERE tenant_id = $tenant",
+                        {"tenant": store.tenant}).fetchone()[0]
+        from ..store import BRUTE_FORCE_CEILING
+        if n > BRUTE_FORCE_CEILING:
+            raise BruteForceCeilingError(
+                f"an exact vector scan would cover {n} rows, above BRUTE_FORCE_CEILING={BRUTE_FORCE_CEILING}: "
+                "pass allow_slow=True, or build a vector index with maintain_indexes()")
+    sql = hybrid_sql(view, use_vector=use_vector, use_text=use_text, use_graph=use_graph,
+                     seeds_given=seeds_given, with_kinds=bool(kinds))
+    rows = cur.execute(sql, params).fetchall()
+    hits = []
+    for mid, content, kind, score, rv, rt, rg, hop in rows:
+        sources = tuple(a for a, r in zip(ARMS, (rv, rt, rg)) if r is not None)
+        hits.append(Hit(int(mid), content, kind, float(score), sources, None if hop is None else int(hop)))
+    arms = tuple(a for a, used in zip(ARMS, (use_vector, use_text, use_graph)) if used)
+    return RecallHits(hits, bm25_stale=False, arms=arms, notes=tuple(notes), engine="sql")
