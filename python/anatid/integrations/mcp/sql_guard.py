@@ -31,34 +31,13 @@ from typing import Any
 import duckdb
 
 from ...errors import AnatidError, ValidationError
+from . import sql_allow as allow
 from .wire import is_id_key, to_wire
 
 DEFAULT_MAX_ROWS = 1000
 DEFAULT_TIMEOUT_S = 10.0
 
 _PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-
-# Table functions that read only values or the catalog. Everything else (read_csv, glob,
-# read_text, query, query_table, sniff_csv, checkpoint, pragma_*, duckdb_secrets...) is refused.
-ALLOWED_TABLE_FUNCTIONS = frozenset({
-    "range", "generate_series", "unnest", "json_each", "json_tree",
-    "duckdb_tables", "duckdb_views", "duckdb_columns", "duckdb_constraints", "duckdb_indexes",
-    "duckdb_schemas", "duckdb_types",
-})
-
-# Scalar functions that look outside the database, leak its configuration, or write state.
-DENIED_FUNCTIONS = frozenset({
-    "getenv", "current_setting", "which_secret", "nextval", "currval", "setseed",
-    "read_text", "read_blob", "query", "query_table", "json_serialize_sql", "json_execute_serialized_sql",
-})
-
-# Table reference types that carry no file or network access by themselves; their children
-# are scanned like everything else. An unknown type is refused.
-SAFE_TABLE_REFS = frozenset({"SUBQUERY", "JOIN", "EXPRESSION_LIST", "EMPTY", "EMPTY_FROM", "PIVOT"})
-# Query nodes that only read. A CTE can hold a DELETE/UPDATE/INSERT node whose statement
-# still classifies as SELECT, so every node in the tree is checked.
-READ_QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "CTE_NODE", "RECURSIVE_CTE_NODE"})
-SHOW_SPECIALS = frozenset({'"tables"', '"databases"', "tables", "databases"})
 
 
 class SqlRefused(ValidationError):
@@ -165,12 +144,43 @@ def _plain(name: str, what: str) -> None:
         raise SqlRefused(f"{what} {name!r} is not a plain identifier (letters, digits, underscore)")
 
 
+# One row per relation in the catalog: whether it is one of this file's own anatid_* tables or
+# views (the main schema of the default database, not temporary, not DuckDB's own).
+_RELATIONS = """
+SELECT lower(table_name), database_name = current_database() AND schema_name = 'main' AND NOT temporary
+       AND NOT internal AND starts_with(lower(table_name), $prefix)
+FROM duckdb_tables()
+UNION ALL
+SELECT lower(view_name), database_name = current_database() AND schema_name = 'main' AND NOT temporary
+       AND NOT internal AND starts_with(lower(view_name), $prefix)
+FROM duckdb_views()"""
+# A macro or function this file (or the session) defines can shadow a built-in of the same name.
+_SHADOWED = "SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE NOT internal"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What the scan checks names against, read from the connection just before the scan."""
+    own: frozenset[str]
+    others: frozenset[str]
+    shadowed: frozenset[str]
+    database: str
+
+    @classmethod
+    def of(cls, con) -> "Catalog":
+        rows = con.execute(_RELATIONS, {"prefix": allow.RELATION_PREFIX}).fetchall()
+        own = frozenset(name for name, is_own in rows if is_own)
+        return cls(own, frozenset(name for name, _ in rows) - own,
+                   frozenset(r[0] for r in con.execute(_SHADOWED).fetchall()),
+                   con.execute("SELECT lower(current_database())").fetchone()[0])
+
+
 def _cte_names(node: Any, out: set[str]) -> set[str]:
     if isinstance(node, dict):
         cte_map = node.get("cte_map")
         if isinstance(cte_map, dict):
             for entry in cte_map.get("map", ()):
-                out.add(str(entry.get("key", "")).lower())
+                out.add(str(entry.get("key", "")))
         for v in node.values():
             _cte_names(v, out)
     elif isinstance(node, list):
@@ -179,64 +189,137 @@ def _cte_names(node: Any, out: set[str]) -> set[str]:
     return out
 
 
-def _relations(con) -> set[str]:
-    rows = con.execute("SELECT table_name FROM duckdb_tables() UNION ALL "
-                       "SELECT view_name FROM duckdb_views()").fetchall()
-    return {r[0].lower() for r in rows}
+def _path(node: dict) -> list[str] | None:
+    qualified = node.get("qualified_name")
+    if isinstance(qualified, dict) and isinstance(qualified.get("path"), list):
+        return [str(p) for p in qualified["path"]]
+    return None  # DuckDB 1.x serializes no qualified_name
 
 
-def _function_name(node: dict) -> str:
-    name = str(node.get("function_name", ""))
-    _plain(name, "function")
-    _plain(str(node.get("schema", "") or ""), "schema of function")
-    _plain(str(node.get("catalog", "") or ""), "catalog of function")
-    return name.lower()
+class _Scan:
+    """One walk over the parse tree; raises SqlRefused at the first thing not on an allowlist."""
 
+    def __init__(self, catalog: Catalog, tree: dict):
+        self.catalog = catalog
+        self.ctes = set()
+        for name in _cte_names(tree, set()):
+            _plain(name, "CTE name")
+            # A CTE named like a system view would make `FROM pg_settings` ambiguous between
+            # scopes; a name that is no other relation can only ever mean the CTE.
+            if name.lower() in catalog.others:
+                raise SqlRefused(f"CTE name {name!r} is also a DuckDB catalog relation; rename the CTE")
+            self.ctes.add(name.lower())
 
-def _scan(node: Any, known: set[str]) -> None:
-    if isinstance(node, list):
-        for v in node:
-            _scan(v, known)
-        return
-    if not isinstance(node, dict):
-        return
-    kind = node.get("type")
-    if "modifiers" in node and "cte_map" in node and kind not in READ_QUERY_NODES:
-        raise SqlRefused(f"contains a {kind} inside the query; only reads are allowed")
-    is_table_ref = "sample" in node and "alias" in node and "class" not in node and "modifiers" not in node
-    if is_table_ref:
-        if kind == "BASE_TABLE":
-            for part in ("catalog_name", "schema_name", "table_name"):
-                _plain(str(node.get(part, "") or ""), part.replace("_name", ""))
-            if node.get("at_clause") is not None:
-                raise SqlRefused("uses an AT clause")
-            table = str(node.get("table_name", "")).lower()
-            if table not in known:
-                raise SqlRefused(f"table {node.get('table_name')!r} does not exist in this file")
-        elif kind == "TABLE_FUNCTION":
-            fn = node.get("function") or {}
-            name = _function_name(fn)
-            if name not in ALLOWED_TABLE_FUNCTIONS:
-                raise SqlRefused(f"table function {name!r} is not allowed "
-                                 f"(allowed: {', '.join(sorted(ALLOWED_TABLE_FUNCTIONS))})")
-        elif kind == "SHOW_REF":
-            if node.get("query") is None and str(node.get("table_name", "")).lower() not in SHOW_SPECIALS:
-                raise SqlRefused(f"SHOW of {node.get('table_name')!r} is not allowed")
-        elif kind not in SAFE_TABLE_REFS:
+    def walk(self, node: Any) -> None:
+        if isinstance(node, list):
+            for v in node:
+                self.walk(v)
+        elif isinstance(node, dict):
+            if "class" in node:
+                self.expression(node)
+            elif ("modifiers" in node and "cte_map" in node) or str(node.get("type", "")).endswith("_NODE"):
+                kind = node.get("type")
+                if kind not in allow.QUERY_NODES:
+                    raise SqlRefused(f"contains a {kind} inside the query; only reads are allowed")
+                self.children(node)
+            elif "sample" in node and "alias" in node:
+                self.table_ref(node)
+            elif "function_name" in node or "table_name" in node:
+                raise SqlRefused(f"contains a parse-tree node this tool does not understand "
+                                 f"({node.get('type')!r}); it is refused rather than guessed at")
+            else:
+                self.children(node)
+
+    def children(self, node: dict, skip: tuple[str, ...] = ()) -> None:
+        for key, v in node.items():
+            if key not in skip:
+                self.walk(v)
+
+    def expression(self, node: dict) -> None:
+        cls, kind = node.get("class"), node.get("type")
+        if cls not in allow.EXPRESSION_CLASSES:
+            raise SqlRefused(f"contains an expression of class {cls!r}, which this tool does not accept")
+        if cls in ("FUNCTION", "WINDOW"):
+            self.function(node, allow.FUNCTIONS, "function")
+            if node.get("export_state"):
+                raise SqlRefused(f"exports the state of aggregate {node.get('function_name')!r}")
+        elif cls == "OPERATOR" and kind not in allow.OPERATOR_TYPES:
+            raise SqlRefused(f"contains the operator {kind!r}, which this tool does not accept")
+        self.children(node)
+
+    def function(self, node: dict, allowed: frozenset[str], what: str) -> None:
+        name = str(node.get("function_name", ""))
+        low = name.lower()
+        path = _path(node)
+        if path is not None and (not path or path[-1].lower() != low):
+            raise SqlRefused(f"{what} {name!r} is named inconsistently in the parse tree ({path})")
+        # Method-call syntax (`content.upper()`) puts a column name where the schema goes.
+        _plain(str(node.get("schema", "") or ""), f"qualifier of {what} {name!r}")
+        _plain(str(node.get("catalog", "") or ""), f"qualifier of {what} {name!r}")
+        if low.startswith(allow.RELATION_PREFIX) and low not in allow.ANATID_ALLOWED:
+            raise SqlRefused(f"{what} {name!r} is an anatid native function: it loads, builds or reports "
+                             "process-wide state, which the sql tool never touches; the other tools answer "
+                             "through it")
+        if low not in allowed:
+            listed = (f"allowed: {', '.join(sorted(allowed))}" if len(allowed) < 20 else
+                      "docs/mcp.md lists the read-only scalar, aggregate and window functions and operators")
+            raise SqlRefused(f"{what} {name!r} is not on the sql tool's allowlist ({listed})")
+        if low in self.catalog.shadowed:
+            raise SqlRefused(f"{what} {name!r} is redefined by a macro or function outside DuckDB's built-ins; "
+                             "the sql tool only calls the built-in")
+
+    def table_ref(self, node: dict) -> None:
+        kind = node.get("type")
+        if kind not in allow.TABLE_REFS:
             raise SqlRefused(f"table reference of type {kind!r} is not allowed")
-    elif node.get("class") == "FUNCTION":
-        name = _function_name(node)
-        if name in DENIED_FUNCTIONS:
-            raise SqlRefused(f"function {name!r} is not allowed")
-    for v in node.values():
-        _scan(v, known)
+        if kind == "BASE_TABLE":
+            self.relation(node)
+            return
+        if kind == "TABLE_FUNCTION":
+            fn = node.get("function") or {}
+            if fn.get("class") != "FUNCTION":
+                raise SqlRefused("a table function this tool does not understand")
+            self.function(fn, allow.TABLE_FUNCTIONS, "table function")
+            self.children(fn, skip=("class",))
+            self.children(node, skip=("function",))
+            return
+        if kind == "SHOW_REF" and node.get("query") is None \
+                and str(node.get("table_name", "")).lower() not in allow.SHOW_SPECIALS:
+            raise SqlRefused(f"SHOW of {node.get('table_name')!r} is not allowed")
+        self.children(node)
+
+    def relation(self, node: dict) -> None:
+        parts = [str(node.get(k, "") or "") for k in ("catalog_name", "schema_name", "table_name")]
+        for part, what in zip(parts, ("catalog", "schema", "table")):
+            _plain(part, what)
+        catalog, schema, table = (p.lower() for p in parts)
+        name = ".".join(p for p in parts if p)
+        path = _path(node)
+        if path is not None and [p.lower() for p in path] != [p for p in (catalog, schema, table) if p]:
+            raise SqlRefused(f"table {name!r} is named inconsistently in the parse tree ({path})")
+        if node.get("at_clause") is not None:
+            raise SqlRefused("uses an AT clause")
+        if schema == "information_schema" and not catalog:
+            if table in allow.INFORMATION_SCHEMA:
+                return
+            raise SqlRefused(f"information_schema.{table} is not allowed "
+                             f"(allowed: {', '.join('information_schema.' + t for t in sorted(allow.INFORMATION_SCHEMA))})")
+        if catalog in ("", self.catalog.database) and schema in ("", "main"):
+            if table in self.catalog.own or (not catalog and not schema and table in self.ctes):
+                return
+        if table in self.catalog.others:
+            raise SqlRefused(f"relation {name!r} is a DuckDB catalog or system relation (they show paths and "
+                             f"settings); the sql tool reads this file's {allow.RELATION_PREFIX}* tables, "
+                             "CTEs and information_schema.tables/columns")
+        raise SqlRefused(f"table {name!r} does not exist in this file (the sql tool reads this file's "
+                         f"{allow.RELATION_PREFIX}* tables, CTEs and information_schema.tables/columns)")
 
 
 def check(con, text: str) -> tuple[str, str]:
     """Layers 1 and 2: (statement text to run, statement type), or SqlRefused."""
     run, scan, kind = classify(con, text)
     tree = parse_tree(con, scan)
-    _scan(tree["statements"], _relations(con) | _cte_names(tree, set()))
+    _Scan(Catalog.of(con), tree).walk(tree["statements"])
     return run, kind
 
 
