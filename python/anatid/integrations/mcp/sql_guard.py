@@ -67,7 +67,7 @@ class SqlResult:
 def harden(con: duckdb.DuckDBPyConnection) -> None:
     """Turn external access off for the instance behind `con` (one-way, instance-wide)."""
     con.execute("SET enable_external_access = false")
-    if con.execute("SELECT current_setting('enable_external_access')").fetchone()[0] not in (False, "false"):
+    if con.execute("SELECT system.main.current_setting('enable_external_access')").fetchone()[0] not in (False, "false"):
         raise AnatidError("could not turn DuckDB's enable_external_access off; refusing to enable the sql tool")
 
 
@@ -128,7 +128,7 @@ def classify(con, text: str) -> tuple[str, str, str]:
 # -- layer 2: the parse tree ---------------------------------------------------------------------
 def parse_tree(con, text: str) -> dict:
     try:
-        raw = con.execute("SELECT json_serialize_sql($q::VARCHAR)", {"q": text}).fetchone()[0]
+        raw = con.execute("SELECT system.main.json_serialize_sql($q::VARCHAR)", {"q": text}).fetchone()[0]
     except duckdb.Error as exc:
         raise SqlRefused(f"does not parse: {exc}") from None
     tree = json.loads(raw)
@@ -144,18 +144,16 @@ def _plain(name: str, what: str) -> None:
         raise SqlRefused(f"{what} {name!r} is not a plain identifier (letters, digits, underscore)")
 
 
-# One row per relation in the catalog: whether it is one of this file's own anatid_* tables or
-# views (the main schema of the default database, not temporary, not DuckDB's own).
+# The guard's own catalog reads name DuckDB's built-ins by their full path (system.main.*) and
+# call no other function: a macro in the file named `lower`, `current_database`,
+# `duckdb_tables` or `json_serialize_sql` shadows an unqualified built-in, and would otherwise
+# rewrite what the guard sees.
 _RELATIONS = """
-SELECT lower(table_name), database_name = current_database() AND schema_name = 'main' AND NOT temporary
-       AND NOT internal AND starts_with(lower(table_name), $prefix)
-FROM duckdb_tables()
+SELECT table_name, database_name, schema_name, temporary, internal FROM system.main.duckdb_tables()
 UNION ALL
-SELECT lower(view_name), database_name = current_database() AND schema_name = 'main' AND NOT temporary
-       AND NOT internal AND starts_with(lower(view_name), $prefix)
-FROM duckdb_views()"""
-# A macro or function this file (or the session) defines can shadow a built-in of the same name.
-_SHADOWED = "SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE NOT internal"
+SELECT view_name, database_name, schema_name, temporary, internal FROM system.main.duckdb_views()"""
+_SHADOWED = "SELECT function_name FROM system.main.duckdb_functions() WHERE NOT internal"
+_DATABASE = "SELECT system.main.current_database()"
 
 
 @dataclass(frozen=True)
@@ -168,11 +166,16 @@ class Catalog:
 
     @classmethod
     def of(cls, con) -> "Catalog":
-        rows = con.execute(_RELATIONS, {"prefix": allow.RELATION_PREFIX}).fetchall()
-        own = frozenset(name for name, is_own in rows if is_own)
-        return cls(own, frozenset(name for name, _ in rows) - own,
-                   frozenset(r[0] for r in con.execute(_SHADOWED).fetchall()),
-                   con.execute("SELECT lower(current_database())").fetchone()[0])
+        database = str(con.execute(_DATABASE).fetchone()[0]).lower()
+        own, others = set(), set()
+        for name, db, schema, temporary, internal in con.execute(_RELATIONS).fetchall():
+            name = str(name).lower()
+            # This file's own anatid_* tables and views: the default database's main schema.
+            is_own = (str(db).lower() == database and schema == "main" and not temporary and not internal
+                      and name.startswith(allow.RELATION_PREFIX))
+            (own if is_own else others).add(name)
+        shadowed = frozenset(str(r[0]).lower() for r in con.execute(_SHADOWED).fetchall())
+        return cls(frozenset(own), frozenset(others - own), shadowed, database)
 
 
 def _cte_names(node: Any, out: set[str]) -> set[str]:
