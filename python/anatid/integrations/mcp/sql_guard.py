@@ -6,12 +6,17 @@ Three layers, each sufficient against the attacks the others are meant to stop:
    statement's type. Exactly one statement is accepted, and it must be a SELECT, or an
    EXPLAIN / EXPLAIN ANALYZE whose remainder is itself a single SELECT (EXPLAIN ANALYZE runs
    its statement, so `EXPLAIN ANALYZE DELETE ...` would write).
-2. **Scan the parse tree.** `json_serialize_sql` gives DuckDB's parse of that exact text.
-   Table functions must be on a short allowlist (no `read_csv`, `glob`, `query`, ...),
-   scalar functions that reach outside the database are refused, and a base table must be a
-   plain identifier naming a table, view or CTE that exists: DuckDB's replacement scan would
-   otherwise turn `FROM '/etc/passwd.csv'` or `FROM "https://..."` into a file or network
-   read. Anything the serializer cannot handle is refused.
+2. **Scan the parse tree against allowlists** (`sql_allow`). `system.main.json_serialize_sql`
+   gives DuckDB's parse of that exact text, and every node must be on a list: each function
+   and operator (read-only scalars, aggregates, window functions; no `anatid_*` native but
+   `anatid_version`, nothing that reports settings, the session or the process), each table
+   function (`range`, `generate_series`, `unnest`, `json_each`, `json_tree`), each relation
+   (this file's own `anatid_*` tables and views, CTEs, `information_schema.tables`/`columns`;
+   never `duckdb_*`, `pg_*`, `pragma_*` or `sqlite_*`, which show paths and settings), each
+   expression class, operator type, query node and table reference type. A name that is not
+   a plain identifier is refused, which stops DuckDB's replacement scans of `FROM
+   '/etc/passwd.csv'` or `FROM "https://..."`; a function the file redefines with a macro is
+   refused; a parse-tree node the scan does not recognise is refused rather than guessed at.
 3. **Execute read-only.** The statement runs on a private cursor inside
    `BEGIN TRANSACTION READ ONLY`, which is always rolled back, with a row cap and a timeout
    (`interrupt()` from a timer).
