@@ -356,7 +356,8 @@ def test_allowlists_name_only_builtins_of_this_duckdb(memory):
 
 
 def test_macros_shadowing_builtins_neither_run_nor_blind_the_guard(tmp_path):
-    """A file can define macros named like built-ins; an unqualified call then runs the macro.
+    """A file can define macros named like built-ins (an unqualified call then runs the macro),
+    and views named like its tables (whose bodies call what they like): both are refused.
     The query's own calls of such names are refused, and the guard's catalog reads (which name
     system.main.* in full) see the real parse tree and relations, not the macros' answers."""
     db = Anatid.open(str(tmp_path / "m.anatid"))
@@ -370,7 +371,10 @@ def test_macros_shadowing_builtins_neither_run_nor_blind_the_guard(tmp_path):
         con.execute("CREATE MACRO duckdb_tables() AS TABLE "
                     "SELECT 'pg_settings' AS table_name, current_database() AS database_name, 'main' AS schema_name, "
                     "false AS temporary, false AS internal")
+        con.execute("CREATE VIEW anatid_settings AS SELECT system.main.current_setting('temp_directory') AS v")
         sql_guard.harden(con)
+        with pytest.raises(sql_guard.SqlRefused, match="'anatid_settings' is a view"):
+            sql_guard.run_sql(con, "SELECT * FROM anatid_settings")
         with pytest.raises(sql_guard.SqlRefused, match="'lower' is redefined"):
             sql_guard.run_sql(con, "SELECT lower(content) FROM anatid_memories")
         for attack, name in [("SELECT name, setting FROM pg_settings", "pg_settings"),

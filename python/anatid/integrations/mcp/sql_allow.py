@@ -117,7 +117,7 @@ TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest", "json_each", 
 # information_schema views checked to show names and types only, never a path or a setting.
 INFORMATION_SCHEMA = frozenset({"tables", "columns"})
 
-# The prefix of the relations the tool reads: the file's own anatid tables and views.
+# The prefix of the relations the tool reads: the file's own anatid tables.
 RELATION_PREFIX = "anatid_"
 
 # Parse-tree vocabulary. An expression class, operator type, query node or table reference

@@ -11,7 +11,7 @@ Three layers, each sufficient against the attacks the others are meant to stop:
    and operator (read-only scalars, aggregates, window functions; no `anatid_*` native but
    `anatid_version`, nothing that reports settings, the session or the process), each table
    function (`range`, `generate_series`, `unnest`, `json_each`, `json_tree`), each relation
-   (this file's own `anatid_*` tables and views, CTEs, `information_schema.tables`/`columns`;
+   (this file's own `anatid_*` tables, CTEs, `information_schema.tables`/`columns`;
    never `duckdb_*`, `pg_*`, `pragma_*` or `sqlite_*`, which show paths and settings), each
    expression class, operator type, query node and table reference type. A name that is not
    a plain identifier is refused, which stops DuckDB's replacement scans of `FROM
@@ -154,9 +154,9 @@ def _plain(name: str, what: str) -> None:
 # `duckdb_tables` or `json_serialize_sql` shadows an unqualified built-in, and would otherwise
 # rewrite what the guard sees.
 _RELATIONS = """
-SELECT table_name, database_name, schema_name, temporary, internal FROM system.main.duckdb_tables()
+SELECT table_name, database_name, schema_name, temporary, internal, false FROM system.main.duckdb_tables()
 UNION ALL
-SELECT view_name, database_name, schema_name, temporary, internal FROM system.main.duckdb_views()"""
+SELECT view_name, database_name, schema_name, temporary, internal, true FROM system.main.duckdb_views()"""
 _SHADOWED = "SELECT function_name FROM system.main.duckdb_functions() WHERE NOT internal"
 _DATABASE = "SELECT system.main.current_database()"
 
@@ -168,19 +168,23 @@ class Catalog:
     others: frozenset[str]
     shadowed: frozenset[str]
     database: str
+    views: frozenset[str] = frozenset()   # views not DuckDB's own, named in refusals
 
     @classmethod
     def of(cls, con) -> "Catalog":
         database = str(con.execute(_DATABASE).fetchone()[0]).lower()
-        own, others = set(), set()
-        for name, db, schema, temporary, internal in con.execute(_RELATIONS).fetchall():
+        own, others, views = set(), set(), set()
+        for name, db, schema, temporary, internal, is_view in con.execute(_RELATIONS).fetchall():
             name = str(name).lower()
-            # This file's own anatid_* tables and views: the default database's main schema.
+            # This file's own anatid_* tables: the default database's main schema. Not views:
+            # anatid creates none, and a view's body would run calls the scan never sees.
             is_own = (str(db).lower() == database and schema == "main" and not temporary and not internal
-                      and name.startswith(allow.RELATION_PREFIX))
+                      and not is_view and name.startswith(allow.RELATION_PREFIX))
             (own if is_own else others).add(name)
+            if is_view and not internal:
+                views.add(name)
         shadowed = frozenset(str(r[0]).lower() for r in con.execute(_SHADOWED).fetchall())
-        return cls(frozenset(own), frozenset(others - own), shadowed, database)
+        return cls(frozenset(own), frozenset(others - own), shadowed, database, frozenset(views - own))
 
 
 def _cte_names(node: Any, out: set[str]) -> set[str]:
@@ -315,6 +319,10 @@ class _Scan:
         if catalog in ("", self.catalog.database) and schema in ("", "main"):
             if table in self.catalog.own or (not catalog and not schema and table in self.ctes):
                 return
+        if table in self.catalog.views:
+            raise SqlRefused(f"relation {name!r} is a view: a view's body runs calls this scan never sees; the sql "
+                             f"tool reads this file's {allow.RELATION_PREFIX}* tables, CTEs and "
+                             "information_schema.tables/columns")
         if table in self.catalog.others:
             raise SqlRefused(f"relation {name!r} is a DuckDB catalog or system relation (they show paths and "
                              f"settings); the sql tool reads this file's {allow.RELATION_PREFIX}* tables, "
