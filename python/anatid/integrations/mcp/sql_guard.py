@@ -72,7 +72,8 @@ class SqlResult:
 def harden(con: duckdb.DuckDBPyConnection) -> None:
     """Turn external access off for the instance behind `con` (one-way, instance-wide)."""
     con.execute("SET enable_external_access = false")
-    if con.execute("SELECT system.main.current_setting('enable_external_access')").fetchone()[0] not in (False, "false"):
+    setting = con.execute("SELECT system.main.current_setting('enable_external_access')").fetchone()[0]
+    if setting not in (False, "false"):
         raise AnatidError("could not turn DuckDB's enable_external_access off; refusing to enable the sql tool")
 
 
@@ -314,8 +315,8 @@ class _Scan:
         if schema == "information_schema" and not catalog:
             if table in allow.INFORMATION_SCHEMA:
                 return
-            raise SqlRefused(f"information_schema.{table} is not allowed "
-                             f"(allowed: {', '.join('information_schema.' + t for t in sorted(allow.INFORMATION_SCHEMA))})")
+            listed = ", ".join(f"information_schema.{t}" for t in sorted(allow.INFORMATION_SCHEMA))
+            raise SqlRefused(f"information_schema.{table} is not allowed (allowed: {listed})")
         if catalog in ("", self.catalog.database) and schema in ("", "main"):
             if table in self.catalog.own or (not catalog and not schema and table in self.ctes):
                 return
