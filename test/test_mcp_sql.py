@@ -121,6 +121,16 @@ ATTEMPTS = [
     "SELECT setseed(0.5)",
     "SELECT json_serialize_sql('DELETE FROM anatid_memories')",
     "SELECT * FROM anatid_memories AT (VERSION => 1)",
+    # process-wide caches and state (a forged generation answers context() for the server's life)
+    "SELECT anatid_graph_load(generation_id, nonce, blob) FROM anatid_graph_generations",
+    "SELECT anatid_graph_build(0::TINYINT, entity_id, NULL, name_key, 1, 0, now()) FROM anatid_entities",
+    "SELECT anatid_ann_load(1, 2, NULL::BLOB)",
+    "SELECT anatid_graph_cache_stats()",
+    # paths and settings through the catalog's views
+    "SELECT name, setting FROM pg_settings WHERE setting LIKE '/%'",
+    "SELECT path FROM duckdb_databases",
+    "SELECT file FROM pragma_database_list",
+    "SELECT * FROM duckdb_tables()",
     "",
     "   ;  ",
     "SELECT FROM WHERE",
@@ -164,6 +174,9 @@ ALLOWED = [
     ("DESCRIBE anatid_memories", None),
     ("SHOW TABLES", None),
     ("SELECT table_name FROM information_schema.tables", None),
+    ("SELECT content FROM anatid_memories WHERE content LIKE '%decaf%'", 1),
+    ("SELECT strength + confidence, upper(kind) || ':' || content FROM anatid_memories", 2),
+    ("SELECT count(*) FROM anatid_edges WHERE weight * 2 >= 2 AND kind <> 'about'", 1),
 ]
 
 

@@ -180,8 +180,12 @@ def build_tools(db, *, read_only: bool, enable_sql: bool, sql_max_rows: int = sq
         tenant_id, content, kind, confidence, strength, writer, valid_from, valid_to, tx_from,
         tx_to, supersedes, superseded_by), anatid_entities, anatid_edges, anatid_episodes,
         anatid_evidence, anatid_audit. The current belief is tx_to IS NULL AND valid_to IS
-        NULL. Every tenant in the file is visible: filter on tenant_id. Files, the network,
-        writes and settings are refused; results are capped and time-limited."""
+        NULL. Every tenant in the file is visible: filter on tenant_id. Built-in scalar,
+        aggregate and window functions and operators (LIKE, ||, +, ...) work, as do
+        information_schema.tables/columns and range/unnest/json_each. Refused, with the
+        name in the error: anatid_* native functions, DuckDB's catalog and system views
+        (duckdb_*, pg_*, pragma_*), files, the network, writes and settings. Results are
+        capped and time-limited."""
         return sql_guard.run_sql(db.connection, query, max_rows=sql_max_rows, timeout_s=sql_timeout_s).to_wire()
 
     fns = {f.__name__: f for f in (recall, context, get, provenance, stats, remember, relate, supersede,
