@@ -4,6 +4,7 @@
     anatid eval build-gold VAULT [-o gold.jsonl]      frozen gold questions, four classes
     anatid eval run DB --gold gold.jsonl              Recall@k, MRR, nDCG@k per class and mode
     anatid eval run --selftest                        the metrics against hand-computed values
+    anatid eval convo [--conversations 8 --seed 7]    the conversational ruler: graph off vs all arms, per class
 """
 from __future__ import annotations
 
@@ -40,6 +41,14 @@ def register(sub) -> None:
     r.add_argument("--plot", metavar="FILE.png", help="also draw Recall@k per class and mode (needs matplotlib)")
     add_json(r)
     r.set_defaults(run=_run)
+    c = esub.add_parser("convo", help="the conversational ruler: seeded conversations, recall() per class, "
+                                      "graph off against all arms")
+    c.add_argument("--conversations", type=int, default=8)
+    c.add_argument("--seed", type=int, default=7)
+    c.add_argument("--embedder", default="none", choices=("none", "hashing", "default"),
+                   help="none: BM25 + graph; hashing: word-hash vectors, no model; default: MiniLM (anatid[embed])")
+    add_json(c)
+    c.set_defaults(run=_convo)
     p.set_defaults(run=lambda args: (p.print_help(sys.stderr), EXIT_USAGE)[1])
 
 
@@ -133,4 +142,44 @@ def _run(args) -> int:
         print(f"chart: {chart}")
     if run_id is not None:
         print(f"run {run_id} appended to anatid_eval_runs")
+    return EXIT_OK
+
+
+def _convo(args) -> int:
+    import tempfile
+
+    from ..convo.ruler import format_table, generate, load, overall, score
+    from ..db import Anatid
+    if not 1 <= args.conversations <= 200:
+        raise UsageError(f"--conversations {args.conversations}: must be between 1 and 200", "e.g. --conversations 8")
+    emb = None
+    if args.embedder != "none":
+        from ..vault.embed import get_embedder
+        try:
+            emb = get_embedder("hashing" if args.embedder == "hashing" else None)
+        except (ValueError, ImportError) as exc:
+            raise UsageError(str(exc), "or use --embedder none / hashing") from None
+    convs = generate(conversations=args.conversations, seed=args.seed)
+    configs = {"graph off": {"weights": {"graph": 0}}, "all arms (defaults)": {}}
+    with tempfile.TemporaryDirectory(prefix="anatid-convo-") as tmp:
+        handles: dict = {}
+        dim = None if emb is None else int(emb.embed(["x"]).shape[1])
+
+        def factory(tenant: int):
+            if tenant not in handles:
+                extra = {} if dim is None else {"embedding_dim": dim}
+                handles[tenant] = Anatid.open(f"{tmp}/convo.anatid", tenant=tenant + 1, **extra)
+            return handles[tenant]
+        try:
+            loaded = load(factory, convs, emb)
+            rows = {name: score(factory, loaded, emb, recall_kwargs=kw) for name, kw in configs.items()}
+        finally:
+            for db in handles.values():
+                db.close()
+    if args.json:
+        print_json({"conversations": args.conversations, "seed": args.seed, "embedder": args.embedder,
+                    "configurations": {name: {"classes": [vars(s) for s in scores], "all": vars(overall(scores))}
+                                       for name, scores in rows.items()}})
+    else:
+        print(format_table(rows))
     return EXIT_OK

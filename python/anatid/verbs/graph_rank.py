@@ -54,12 +54,18 @@ def with_graph_arm(store, cur, view, first: RecallHits, params: dict, *, seed_ke
     """`first`: the text+vector fusion (best first, up to `depth` hits). Returns the k hits
     of the three-arm fusion."""
     trusted = [h.memory_id for h in first[:g.FANOUT]]
+    # Episode neighbours only of trusted hits that every first-stage arm found: a hit one
+    # arm alone ranks high is often a greeting or filler turn, and its neighbours are too.
+    agreed = [h.memory_id for h in first[:g.FANOUT]
+              if not g.NEIGHBOUR_AGREED or (len(first.arms) > 1 and set(first.arms) <= set(h.sources))]
     extras = []
-    if trusted and g.NEIGHBOUR > 0:
-        p = {**view.params(store.tenant), "trusted": trusted, "neighbour": g.NEIGHBOUR}
+    if agreed and g.NEIGHBOUR > 0:
+        p = {**view.params(store.tenant), "trusted": agreed, "neighbour": 1.0}
         if kinds:
             p["kinds"] = kinds
-        extras = cur.execute(g.neighbours_sql(view, with_kinds=bool(kinds)), p).fetchall()
+        position = {m: i + 1 for i, m in enumerate(trusted)}   # trust 1/r by the hit's place in `first`
+        extras = [(nb, src, g.NEIGHBOUR / position[src])
+                  for nb, src, _ in cur.execute(g.neighbours_sql(view, with_kinds=bool(kinds)), p).fetchall()]
     rank = rank_request(params, trusted, extras, seeds_given=seed_keys is not None)
     fusion = {"first_ids": [h.memory_id for h in first], "first_scores": [float(h.score) for h in first],
               "protect": g.PROTECT, "wg": params["wg"] * g.GRAPH_SHARE, "k": params["k"]}

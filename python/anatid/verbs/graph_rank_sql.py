@@ -18,7 +18,8 @@ Contract (docs/architecture.md, "The graph arm"):
   visible memories (N: the tenant's visible memories, deg: the entity's);
 - episode neighbours: the visible memories written just before and just after a
   trusted hit in the same episode (memory_id order within the episode) get
-  $neighbour * 1/r;
+  NEIGHBOUR * 1/r, for the trusted hits that every first-stage arm found (with one
+  arm, none: NEIGHBOUR_AGREED);
 - a candidate's graph score is the sum of what it got, added in (source kind, source
   id) order; the arm ranks candidates by score descending, hop ascending, memory_id
   descending and keeps $depth. hop: 0 for a memory about a named entity, j through j
@@ -158,6 +159,7 @@ ORDER BY t.tier ASC, t.score DESC, t.memory_id ASC
 FANOUT = 3
 PROTECT = 3
 NEIGHBOUR = 1.0
+NEIGHBOUR_AGREED = True   # neighbours only of trusted hits every first-stage arm found
 NAMED = 1.0
 EXPAND = 1.0
 HUB_SHARE = 0.05
