@@ -10,9 +10,11 @@ Every number is what `recall(question, embedding=..., k=10)` returns through the
 API, loaded the README's way (anatid.convo.ruler.load). Configurations:
 - "graph off": `weights={"graph": 0}` (text + vector fused, the first stage alone);
 - "defaults": `recall()` as a user calls it;
+- "<arm> weighted 0": defaults with that arm's weight 0 (it still runs);
 - "no <ingredient>": defaults with one ingredient of the graph arm off (graph_rank_sql's
   module constants: NAMED, the entities the query names; EXPAND, the entities of the
-  first stage's trusted hits; NEIGHBOUR, the trusted hits' episode neighbours).
+  first stage's trusted hits; NEIGHBOUR, the trusted hits' episode neighbours;
+  NEIGHBOUR_AGREED off gives neighbours to every trusted hit, not only the agreed ones).
 Latency is per recall call, p50/p95 over every question of the configuration.
 Writes benchmark/results/convo-ruler-<embedder>.json.
 """
@@ -33,7 +35,8 @@ from anatid.convo.ruler import format_table, generate, load, overall, score
 from anatid.verbs import graph_rank_sql
 
 RESULTS = Path(__file__).parent / "results"
-INGREDIENTS = {"no named entities": "NAMED", "no expansion": "EXPAND", "no episode neighbours": "NEIGHBOUR"}
+INGREDIENTS = {"no named entities": "NAMED", "no expansion": "EXPAND", "no episode neighbours": "NEIGHBOUR",
+               "neighbours of every trusted hit": "NEIGHBOUR_AGREED"}
 
 
 def embedder_for(name: str, dim: int):
@@ -108,6 +111,9 @@ def main(argv=None) -> dict:
     convs = generate(conversations=args.conversations, seed=args.seed)
     configs = {"graph off": ({"weights": {"graph": 0}}, None), "defaults": ({}, None)}
     if not args.quick:
+        configs["text arm weighted 0"] = ({"weights": {"text": 0}}, None)
+        if emb is not None:
+            configs["vector arm weighted 0"] = ({"weights": {"vector": 0}}, None)
         configs.update({name: ({}, const) for name, const in INGREDIENTS.items()})
     rows, latency = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
