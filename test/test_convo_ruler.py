@@ -116,3 +116,19 @@ def test_the_scorer_counts_what_recall_ranks():
         assert s.mrr == pytest.approx(0.5)
         assert s.r10 == pytest.approx(1.0)
         assert 0.0 < s.ndcg10 < 1.0, s
+
+
+def test_the_docs_quote_the_benchmark_results():
+    # docs/quality.md's conversational tables are benchmark/results/convo-ruler-*.json, not typed in
+    import json
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "quality.md").read_text(encoding="utf-8")
+    for name in ("none", "minilm"):
+        res = json.loads((root / "benchmark" / "results" / f"convo-ruler-{name}.json").read_text())
+        for config, v in res["configurations"].items():
+            row = f"| {config} | " + " | ".join(f"{v['classes'][c]['r10']:.3f}" for c in v["classes"]) \
+                + f" | {v['all']['r10']:.3f} | {v['all']['ndcg10']:.3f} |"
+            assert row in doc, (name, row)
+    assert not re.search(r"CONVO_[A-Z]+_TABLE", doc)
