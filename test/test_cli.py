@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -17,11 +16,13 @@ from anatid import Anatid
 from anatid.cli import EXIT_OK, EXIT_OPEN, EXIT_PROBLEM, EXIT_USAGE, build_parser
 from anatid.cli._render import Progress, jsonable, table
 
+from conftest import subprocess_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def anatid(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env = subprocess_env()
     return subprocess.run([sys.executable, "-m", "anatid", *map(str, args)], input=stdin, capture_output=True,
                           text=True, env=env, timeout=60)
 
@@ -200,7 +201,7 @@ def test_maintain_refuses_bad_flags_before_opening(copy, flags, says, capsys):
 def test_maintain_without_the_extension_exits_1(copy):
     """The graph index is built natively: still due afterwards, and the exit code says so."""
     path, _ = copy
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ANATID_NATIVE": "0"}
+    env = subprocess_env(ANATID_NATIVE="0")
     r = subprocess.run([sys.executable, "-m", "anatid", "maintain", str(path), "--json"], capture_output=True,
                        text=True, env=env, timeout=60)
     assert r.returncode == EXIT_PROBLEM and "graph@0 (load_failure" in r.stderr, r.stderr
