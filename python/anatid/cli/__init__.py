@@ -12,7 +12,7 @@ import sys
 
 COMMANDS = ["demo", "stats"]
 # Optional subcommands added by other parts of the package; a missing module is skipped.
-OPTIONAL_COMMANDS = ["doctor", "maintain", "recall", "sql", "ingest", "ask", "eval", "hook", "turns", "show"]
+OPTIONAL_COMMANDS = ["doctor", "maintain", "recall", "sql", "ingest", "ask", "eval", "hook", "turns", "show", "extension"]
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_OPEN = 0, 1, 2, 3
 
