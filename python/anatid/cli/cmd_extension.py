@@ -74,15 +74,17 @@ def _target(args) -> tuple[str, str]:
         match = _RELEASE.fullmatch(args.duckdb_version.strip())
         if not match:
             raise _Refused(f"--duckdb-version {args.duckdb_version!r} is not a release like 1.5.6")
-        import duckdb
-        platform = duckdb.connect().execute("PRAGMA platform").fetchone()[0]
-        return f"v{match.group(1)}", platform
+        return f"v{match.group(1)}", _ask_this_duckdb()[2]
     if args.cli is not None:
         return _version_dir(*_probe_cli(args.cli or _find_cli()))
+    return _version_dir(*_ask_this_duckdb())
+
+
+def _ask_this_duckdb() -> tuple[str, str, str]:
     import duckdb
     con = duckdb.connect()
     try:
-        return _version_dir(*con.execute(_PROBE).fetchone())
+        return con.execute(_PROBE).fetchone()
     finally:
         con.close()
 
