@@ -40,7 +40,7 @@ QUESTION = "Is the Friday dinner menu safe for everyone?"
 
 
 def build(db: Anatid) -> None:
-    """Write the household's months of facts (also used by test_sql_docs_hybrid.py)."""
+    """Write the household's months of facts (also used by test_sql_docs.py)."""
     t = START
     for week in range(16):
         for chore in CHORES:

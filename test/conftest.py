@@ -23,7 +23,23 @@ ROOT = Path(__file__).resolve().parents[1]
 if importlib.util.find_spec("anatid") is None and str(ROOT / "python") not in sys.path:
     sys.path.insert(0, str(ROOT / "python"))
 
+import anatid  # noqa: E402
 from anatid import Anatid  # noqa: E402
+
+# The directory holding the anatid this run imports: the installed package's parent
+# (site-packages) after `pip install .`, or ROOT/python in a `make build` checkout.
+PACKAGE_PARENT = str(Path(anatid.__file__).resolve().parents[1])
+
+
+def subprocess_env(**overrides: str) -> dict[str, str]:
+    """os.environ for a child Python that imports the same anatid as this test run.
+
+    Forcing PYTHONPATH to the source tree would test a package with no binary on a
+    fresh clone (pip installs the binary beside the installed copy, not the sources)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([PACKAGE_PARENT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env.update(overrides)
+    return env
 
 
 def pytest_sessionstart(session):

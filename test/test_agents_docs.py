@@ -2,7 +2,6 @@
 prints exactly that; the example runs offline and approves and rejects."""
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -12,15 +11,15 @@ import pytest
 pytest.importorskip("agents", reason='openai-agents not installed: pip install "anatid[agents]"')
 pytest.importorskip("agents.testing", reason="this openai-agents has no agents.testing")
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT, subprocess_env  # noqa: E402
 
 DOC = ROOT / "docs" / "agents.md"
 BLOCK = re.compile(r"```python\n(.*?)```\n\nprints\n\n```\n(.*?)```", re.S)
 
 
 def python(args, cwd):
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}     # offline, always
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    env = subprocess_env()
+    env.pop("OPENAI_API_KEY", None)                                          # offline, always
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -20,7 +19,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call  # no
 from anatid import ConflictError, NotFoundError, ValidationError  # noqa: E402
 from anatid.integrations.openai_agents import AnatidSession, RunStateStore, create_memory_tools  # noqa: E402
 
-from conftest import ROOT, open_db  # noqa: E402
+from conftest import open_db, subprocess_env  # noqa: E402
 
 set_tracing_disabled(True)
 
@@ -93,7 +92,7 @@ def test_park_then_resume_in_a_fresh_process(db_path, tmp_path):
 
     child = tmp_path / "resume_child.py"
     child.write_text(CHILD)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")]))
+    env = subprocess_env()
     proc = subprocess.run([sys.executable, str(child), str(db_path), run_id], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -19,11 +18,13 @@ from anatid.cli._render import table
 from anatid.cli.contract import jsonable
 from anatid.cli.progress import terminal_progress
 
+from conftest import subprocess_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def anatid(*args, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env = subprocess_env()
     return subprocess.run([sys.executable, "-m", "anatid", *map(str, args)], input=stdin, capture_output=True,
                           text=True, env=env, timeout=60)
 
@@ -202,7 +203,7 @@ def test_maintain_refuses_bad_flags_before_opening(copy, flags, says, capsys):
 def test_maintain_without_the_extension_exits_1(copy):
     """The graph index is built natively: still due afterwards, and the exit code says so."""
     path, _ = copy
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "ANATID_NATIVE": "0"}
+    env = subprocess_env(ANATID_NATIVE="0")
     r = subprocess.run([sys.executable, "-m", "anatid", "maintain", str(path), "--json"], capture_output=True,
                        text=True, env=env, timeout=60)
     assert r.returncode == EXIT_PROBLEM and "graph@0 (load_failure" in r.stderr, r.stderr

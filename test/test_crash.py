@@ -22,7 +22,6 @@ import sys
 import threading
 import time
 import traceback
-from pathlib import Path
 
 import pytest
 
@@ -150,9 +149,8 @@ class Zygote:
 
     def __init__(self):
         import anatid
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(Path(anatid.__file__).resolve().parents[1])] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        from conftest import subprocess_env
+        env = subprocess_env()
         self.proc = subprocess.Popen([sys.executable, *subprocess._args_from_interpreter_flags(), __file__],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
         imported = self.until("anatid ")[-1][len("anatid "):]

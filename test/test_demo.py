@@ -2,17 +2,14 @@
 write its file there, and show the three kinds of recall and the history it promises."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from pathlib import Path
 
-import anatid
+from conftest import subprocess_env
 
 
 def test_demo_writes_and_recalls_in_the_working_directory(tmp_path):
-    package_root = str(Path(anatid.__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env()
     out = subprocess.run([sys.executable, "-m", "anatid", "demo"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

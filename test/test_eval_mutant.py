@@ -2,16 +2,17 @@
 run test_eval_metrics.py with nDCG broken on purpose and expect it to fail."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from conftest import subprocess_env
 
 HERE = Path(__file__).resolve().parent
 
 
 def _run(mutant: bool) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent / "python"), os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env()
     env.pop("ANATID_EVAL_MUTANT", None)
     if mutant:
         env["ANATID_EVAL_MUTANT"] = "1"
@@ -27,16 +28,14 @@ def test_metrics_tests_fail_under_the_mutant():
 
 
 def test_selftest_command_fails_under_the_mutant():
-    env = {**os.environ, "ANATID_EVAL_MUTANT": "1",
-           "PYTHONPATH": os.pathsep.join([str(HERE.parent / "python"), os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env(ANATID_EVAL_MUTANT="1")
     out = subprocess.run([sys.executable, "-m", "anatid", "eval", "run", "--selftest"], env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and "ndcg_at" in out.stdout
 
 
 def test_the_conversational_ruler_fails_under_the_mutant():
-    env = {**os.environ, "ANATID_EVAL_MUTANT": "1",
-           "PYTHONPATH": os.pathsep.join([str(HERE.parent / "python"), os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env(ANATID_EVAL_MUTANT="1")
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           str(HERE / "test_convo_ruler.py"), "-k", "scorer"], env=env, capture_output=True,
                          text=True, timeout=120, cwd=HERE.parent)

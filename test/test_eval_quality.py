@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import at
+from conftest import at, subprocess_env
 
 from anatid import Anatid
 from anatid.vault import ingest_vault
@@ -70,8 +70,7 @@ def test_eval_cli_round_trip(synth, tmp_path):
     root, path = synth
     gold = tmp_path / "gold.jsonl"
     import os
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "python"),
-                                                        os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env()
     cli = [sys.executable, "-m", "anatid", "eval"]
     out = subprocess.run(cli + ["build-gold", str(root / "vault"), "-o", str(gold), "--n-per-class", "5"],
                          capture_output=True, text=True, timeout=120, env=env)
@@ -101,8 +100,7 @@ def test_eval_run_no_record_works_on_a_read_only_handle(synth, tmp_path):
     gold = tmp_path / "gold.jsonl"
     write_gold(build_gold(root / "vault", n_per_class=2, seed=3), gold)
     before = Path(path).read_bytes()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "python"),
-                                                        os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env()
     out = subprocess.run([sys.executable, "-m", "anatid", "eval", "run", path, "--gold", str(gold),
                           "--modes", "vector", "--no-record"], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr

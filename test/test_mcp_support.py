@@ -7,6 +7,8 @@ import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from conftest import subprocess_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -20,8 +22,8 @@ def server_command() -> tuple[str, list[str]]:
 
 
 def server_env() -> dict[str, str]:
-    # Run the repository's source, as the rest of the suite does (conftest puts it first on sys.path).
-    env = {"PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "python"), os.environ.get("PYTHONPATH")) if p)}
+    # Run the anatid this test run imports (installed, or the source tree of a `make build` checkout).
+    env = {"PYTHONPATH": subprocess_env()["PYTHONPATH"]}
     for key in ("ANATID_NATIVE", "ANATID_EXTENSION_PATH"):
         if key in os.environ:
             env[key] = os.environ[key]

@@ -14,7 +14,7 @@ import anatid
 from anatid import Anatid, DatabaseLocked, ValidationError
 from anatid.pool import CrossTenantError, DatabasePool, PoolExhausted
 
-from conftest import ROOT, at
+from conftest import PACKAGE_PARENT, at
 
 BAD_NAMES = ["", ".", "..", "a/b", "../x", "/etc", "a\\b", "x\x00y", "\ud800", "n" * 256, True, None, 1.5, -1,
              b"bytes"]
@@ -141,7 +141,7 @@ _HOLDER = textwrap.dedent("""
 def test_database_locked_names_the_fix_when_another_process_writes(tmp_path):
     path = str(tmp_path / "held.anatid")
     Anatid.open(path).close()
-    child = subprocess.Popen([sys.executable, "-c", _HOLDER.format(python=str(ROOT / "python"), path=path)],
+    child = subprocess.Popen([sys.executable, "-c", _HOLDER.format(python=PACKAGE_PARENT, path=path)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "ready"

@@ -2,11 +2,12 @@
 walkthrough in examples/quickstart.py runs cleanly and quickly."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from conftest import subprocess_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,10 +42,7 @@ evidence: Standup 2026-03-01: Ada takes it dark roast.
 
 
 def _env():
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python")] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH")
-                                                                  else []))
-    return env
+    return subprocess_env()
 
 
 def test_seed_quickstart_prints_its_four_lines(tmp_path):

@@ -3,13 +3,14 @@ raises, prints nothing; `anatid turns --stats` shows the totals."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 from anatid import Anatid
 from anatid.vault.turns import parse_turns
+
+from conftest import subprocess_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +35,7 @@ TURN_2 = [
 
 
 def _hook(payload: str, db: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env()
     return subprocess.run([sys.executable, "-m", "anatid", "hook", "stop", "--db", str(db)], input=payload,
                           capture_output=True, text=True, timeout=60, env=env)
 
@@ -79,7 +80,7 @@ def test_turns_stats_command(tmp_path):
     transcript, db = tmp_path / "t.jsonl", tmp_path / "turns.anatid"
     transcript.write_text("\n".join(TURN_1 + TURN_2) + "\n")
     _hook(json.dumps({"transcript_path": str(transcript)}), db)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "python"), os.environ.get("PYTHONPATH", "")])}
+    env = subprocess_env()
     out = subprocess.run([sys.executable, "-m", "anatid", "turns", str(db), "--stats"], capture_output=True,
                          text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr

@@ -20,7 +20,12 @@ from anatid._version import __version__
 EXTENSION_FILENAME = "anatid.duckdb_extension"
 ENV_EXTENSION_PATH = "ANATID_EXTENSION_PATH"  # development override of the binary
 ENV_NATIVE = "ANATID_NATIVE"  # "0" turns the native path off
-CONNECT_CONFIG = {"allow_unsigned_extensions": "true"}
+# New files are written in the storage format of DuckDB 1.5, which every DuckDB we support
+# (pyproject: duckdb>=1.5.5) and the duckdb-cli shell on PyPI read; DuckDB 2.x's own default
+# would make a file the 1.5 shell refuses ("can only read versions between 64 and 68").
+# Files that already exist keep the format they were written in.
+STORAGE_COMPATIBILITY = "v1.5.0"
+CONNECT_CONFIG = {"allow_unsigned_extensions": "true", "storage_compatibility_version": STORAGE_COMPATIBILITY}
 
 _REBUILD_HINT = "reinstall with pip install . (needs cmake and a C++ compiler)"
 

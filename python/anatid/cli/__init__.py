@@ -27,6 +27,7 @@ COMMANDS = [
     "hook",
     "turns",
     "show",
+    "extension",
 ]
 
 
