@@ -98,8 +98,10 @@ class Store:
             self.con.close()
             raise
         self.ids: IdAllocator = allocator_for(self._key, schema.max_id(self.con))
-        exhaust(self.con)    # the setup's last fetchone() would hold a transaction open for good
         self.clock: WriteClock = _clock_for(self._key)
+        # tx time keeps increasing across processes: the next write comes after the file's last
+        self.clock.observe(schema.last_write_instant(self.con))
+        exhaust(self.con)    # the setup's last fetchone() would hold a transaction open for good
         self.closed = False
 
     # -- setup -------------------------------------------------------------------------------
