@@ -14,10 +14,11 @@ from datetime import timedelta
 
 import pytest
 
+import anatid
 from anatid import Anatid, ValidationError, utcnow
 from anatid.timeutil import FUTURE_TOLERANCE, SIMULATED_TIME_ENV
 
-from conftest import ROOT, at, snapshot
+from conftest import at, snapshot
 
 FAR = "9000-01-01T00:00:00+00:00"
 
@@ -103,7 +104,7 @@ def test_a_new_process_writes_after_the_files_last_instant(tmp_path, real_time):
     """Before: another process's clock started at the wall clock, so its writes were stamped
     before rows already in the file (2026 after 2090): tx time went backwards."""
     path = str(tmp_path / "two-processes.anatid")
-    env = {**os.environ, SIMULATED_TIME_ENV: "1", "PYTHONPATH": str(ROOT / "python")}
+    env = {**os.environ, SIMULATED_TIME_ENV: "1", "PYTHONPATH": os.path.dirname(os.path.dirname(anatid.__file__))}
     subprocess.run([sys.executable, "-c", _WRITER, path], check=True, env=env, timeout=120)
     with Anatid.open(path, tenant=1) as db:
         later = db.remember("written now")
