@@ -113,3 +113,19 @@ def test_a_new_process_writes_after_the_files_last_instant(tmp_path, real_time):
         assert later.tx_from > at(9)
         # and the current view sees the new row (it reads at the clock's last instant)
         assert [h.memory_id for h in db.recall("written now")] == [later.memory_id]
+
+
+@pytest.mark.parametrize("refused", [
+    lambda db, m, t: db.remember("ends before it starts", valid_to=t - timedelta(days=1), now=t),
+    lambda db, m, t: db.supersede(12345, "no such memory", now=t),
+    lambda db, m, t: db.update(m.memory_id, "stale", expected_version=7, now=t),
+], ids=["valid_to", "not-found", "conflict"])
+def test_a_write_refused_after_taking_its_instant_gives_it_back(world, refused):
+    """A verb takes its write instant, then finds the request wrong and rolls back: before,
+    the clock kept the refused instant, so a now= within the tolerance still moved every
+    later write up to 5 minutes into the future."""
+    db, m = world
+    soon = utcnow() + FUTURE_TOLERANCE / 2
+    with pytest.raises(anatid.AnatidError):
+        refused(db, m, soon)
+    assert db.remember("the next write").tx_from < soon

@@ -70,6 +70,8 @@ class _ThreadState:
     cursor: duckdb.DuckDBPyConnection | None = None
     depth: int = 0
     snapshot_depth: int = 0
+    clock_before: object = None      # the write clock's last instant when the transaction began
+    clock_taken: object = None       # the last write instant this transaction took
 
 
 def exhaust(con: duckdb.DuckDBPyConnection) -> None:
@@ -170,6 +172,7 @@ class Store:
             return
         cur.begin()
         st.depth = 1
+        st.clock_before, st.clock_taken = self.clock.last, None
         try:
             yield cur
             cur.commit()
@@ -178,6 +181,8 @@ class Store:
                 cur.rollback()
             except duckdb.Error:
                 pass
+            if st.clock_taken is not None:   # a refused write leaves the clock where it was
+                self.clock.retract(st.clock_before, st.clock_taken)
             if isinstance(exc, duckdb.Error):
                 mapped = translate_duckdb_error(exc, self.path)
                 if mapped is not None:
@@ -185,6 +190,7 @@ class Store:
             raise
         finally:
             st.depth = 0
+            st.clock_before = st.clock_taken = None
 
     @property
     def in_transaction(self) -> bool:
@@ -210,6 +216,9 @@ class Store:
     # -- time --------------------------------------------------------------------------------------
     def write_instant(self, now) -> "object":
         t = self.clock.next(now)
+        st = self._state()
+        if st.depth > 0:
+            st.clock_taken = t if st.clock_taken is None or t > st.clock_taken else st.clock_taken
         return t
 
     def view(self, as_of=None, valid_at=None) -> TimeView:

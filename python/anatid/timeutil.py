@@ -98,7 +98,8 @@ class WriteClock:
     validity interval, so each write gets at least the previous instant + 1 us.
     An explicit `now=` from the caller is honoured as given (tests rely on it), up to
     FUTURE_TOLERANCE past the wall clock (check_not_future). Store seeds the clock with the
-    file's latest write instant (observe), so tx time keeps increasing across processes.
+    file's latest write instant (observe), so tx time keeps increasing across processes, and
+    gives back the instant of a transaction that rolled back (retract).
     """
 
     def __init__(self) -> None:
@@ -116,6 +117,14 @@ class WriteClock:
         with self._lock:
             if self._last is None or t > self._last:
                 self._last = t
+
+    def retract(self, before: datetime | None, taken: datetime) -> None:
+        """A rolled-back transaction that took `taken` as the clock's last instant gives it
+        back (no other write took a later one since): a refused write leaves the clock as
+        it was."""
+        with self._lock:
+            if self._last == taken and (before is None or before < taken):
+                self._last = before
 
     def next(self, now: datetime | str | None) -> datetime:
         if now is not None:
