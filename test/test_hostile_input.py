@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from anatid import Anatid, AnatidError, MaintenancePolicy
+from anatid import Anatid, AnatidError, MaintenancePolicy, utcnow
 from anatid.pool import DatabasePool
 from anatid.schema import CANONICAL_TABLES
+from anatid.timeutil import FUTURE_TOLERANCE, SIMULATED_TIME_ENV
 
 from conftest import DIM, at
 
@@ -160,6 +161,68 @@ def test_remember(hostile, content, entities, kind, confidence, embedding, valid
 def test_remember_many(hostile, items):
     db, _, _ = hostile
     attempt(db, lambda: db.remember_many(items))
+
+
+# Entity names that collide (one new name in two pairs, two spellings of one key) among hostile ones.
+entity_names = st.one_of(st.sampled_from(["e", "f", "g", " e ", "E", "ada", "Ada"]), texts)
+fresh_names = st.uuids().map(lambda u: f"new {u.hex[:12]}")     # not yet in the file, whatever ran before
+pairs = st.one_of(
+    st.builds(lambda n, x, y: [(n, x), (f" {n.upper()} ", y)], fresh_names,
+              st.sampled_from(["e", "f", "ada"]), st.sampled_from(["e", "f", "ada"])),
+    st.lists(st.one_of(st.tuples(entity_names, entity_names),
+                       st.tuples(entity_names, entity_names, texts, floats),
+                       st.fixed_dictionaries({"a": entity_names, "b": entity_names},
+                                             optional={"rel_kind": texts, "weight": floats, "other": texts})),
+             max_size=4),
+    texts, st.lists(st.integers(), max_size=2), st.just({"a": "e", "b": "f"}))
+bulk_items = st.one_of(
+    st.lists(st.fixed_dictionaries({"content": texts}, optional={
+        "entities": st.one_of(entity_names, st.lists(entity_names, max_size=3)), "kind": texts,
+        "confidence": floats, "embedding": embeddings, "episode": st.one_of(ids, texts), "writer": texts,
+        "valid_from": instants, "valid_to": instants}), max_size=3),
+    st.lists(st.fixed_dictionaries({"content": texts}), max_size=3).map(iter))   # a one-shot iterator
+
+
+@FAST
+@given(items=bulk_items, pairs=pairs, writer=st.one_of(st.none(), texts), now=st.one_of(st.none(), instants))
+def test_bulk_verbs(hostile, items, pairs, writer, now):
+    """The bulk verbs with now= and colliding names: relate_many raised DuckDB's raw
+    duplicate-key error for a new name in two pairs."""
+    db, _, _ = hostile
+    attempt(db, lambda: db.remember_many(items, writer=writer, now=now))
+    attempt(db, lambda: db.relate_many(pairs, writer=writer, now=now))
+
+
+# now= under the real clock bound (conftest lifts it for the suite's 2090 instants): instants
+# across every year, and some within minutes of the bound either side.
+bounded_instants = st.one_of(
+    instants,
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(timezone.utc)),
+    st.timedeltas(min_value=-2 * FUTURE_TOLERANCE, max_value=2 * FUTURE_TOLERANCE).map(lambda d: utcnow() + d))
+
+
+@pytest.fixture(scope="module")
+def bounded(tmp_path_factory):
+    db = Anatid.open(str(tmp_path_factory.mktemp("bounded") / "b.anatid"), tenant=1, embedding_dim=DIM)
+    mine = db.remember("alpha beta", entities=["ada", "bob"], embedding=[1.0, 0, 0, 0])   # the wall clock
+    yield db, mine.memory_id
+    db.close()
+
+
+@FAST
+@given(now=bounded_instants, content=texts, names=st.lists(entity_names, max_size=3))
+def test_now_never_moves_the_write_clock_past_the_bound(bounded, monkeypatch, now, content, names):
+    """Whatever now= a write verb is given, the writes after it are stamped no later than the
+    wall clock + FUTURE_TOLERANCE: now="9000-01-01" stamped every later write in year 9000."""
+    monkeypatch.delenv(SIMULATED_TIME_ENV, raising=False)
+    db, mine = bounded
+    attempt(db, lambda: db.remember(content, entities=names, now=now))
+    attempt(db, lambda: db.remember_many([{"content": "batch", "entities": names}], now=now))
+    attempt(db, lambda: db.relate_many([(n, "zed") for n in names], now=now))
+    attempt(db, lambda: db.reinforce(mine, now=now))
+    attempt(db, lambda: db.episode("an episode", now=now))
+    probe = db.remember("probe")
+    assert probe.tx_from <= utcnow() + FUTURE_TOLERANCE
 
 
 @FAST

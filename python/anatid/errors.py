@@ -41,6 +41,23 @@ class ConflictError(AnatidError):
         super().__init__(f"{message} ({hint})")
 
 
+class StorageError(AnatidError):
+    """The file could not be written or opened (disk full, file-size limit, permissions, an
+    I/O error): not a conflict, so `atomic()` does not retry it. A failed write's transaction
+    was rolled back and the file keeps its last committed state; `path` names the file."""
+
+    def __init__(self, path: str, detail: str, *, opening: bool = False):
+        self.path = path
+        self.detail = detail
+        if opening:
+            super().__init__(f"could not open {path}: {detail} (not retryable: check that the folder exists, "
+                             "its permissions and the free disk space)")
+        else:
+            super().__init__(f"could not write {path}: {detail} (not retryable: the transaction was rolled back "
+                             "and the file keeps its last committed writes; free disk space or raise the "
+                             "file-size limit, then run the write again)")
+
+
 class BruteForceCeilingError(AnatidError):
     """An exact vector scan would exceed BRUTE_FORCE_CEILING rows."""
 

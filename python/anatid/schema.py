@@ -193,3 +193,17 @@ def max_id(con: duckdb.DuckDBPyConnection) -> int:
         " coalesce((SELECT max(episode_id) FROM anatid_episodes), 0),"
         " coalesce((SELECT max(audit_id) FROM anatid_audit), 0))").fetchone()
     return int(row[0])
+
+
+# Every instant a write stamps from the write clock (valid_from/valid_to can be the caller's).
+_WRITE_INSTANTS = """
+SELECT greatest((SELECT max(tx_from) FROM anatid_memories), (SELECT max(tx_to) FROM anatid_memories),
+                (SELECT max(tx_from) FROM anatid_edges), (SELECT max(tx_to) FROM anatid_edges),
+                (SELECT max(created_at) FROM anatid_entities), (SELECT max(recorded_at) FROM anatid_episodes),
+                (SELECT max(happened_at) FROM anatid_audit))
+"""
+
+
+def last_write_instant(con: duckdb.DuckDBPyConnection):
+    """The latest write instant in the file (naive UTC), None in an empty file."""
+    return con.execute(_WRITE_INSTANTS).fetchone()[0]

@@ -17,7 +17,7 @@ from typing import Iterator
 import duckdb
 
 from . import schema, validate
-from .errors import AnatidError, ConflictError, DatabaseLocked, ReadOnlyError, ValidationError
+from .errors import AnatidError, ConflictError, DatabaseLocked, ReadOnlyError, StorageError, ValidationError
 from .ids import IdAllocator, allocator_for
 from .predicates import TimeView
 from .timeutil import WriteClock, to_db, utcnow
@@ -35,19 +35,33 @@ def _clock_for(key: str) -> WriteClock:
         return _clocks.setdefault(key, WriteClock())
 
 
-def translate_duckdb_error(exc: Exception) -> AnatidError | None:
-    """Map DuckDB's errors that have a meaning for anatid users."""
+# DuckDB's words for a write (or read) the operating system refused: ENOSPC, EFBIG, EIO, EDQUOT,
+# and the state it leaves after a failure it cannot roll back.
+_STORAGE_MARKERS = ("Could not write", "Could not read", "Could not truncate", "Could not fsync", "Could not sync",
+                    "Cannot open file", "No space left", "File too large", "Disk quota", "Input/output error",
+                    "database has been invalidated")
+
+
+def translate_duckdb_error(exc: Exception, path: str | None = None, *, opening: bool = False) -> AnatidError | None:
+    """Map DuckDB's errors that have a meaning for anatid users. Only a real write-write
+    conflict is a (retryable) ConflictError: a commit that failed to reach the disk is a
+    StorageError, which no retry can fix."""
     text = str(exc)
-    if isinstance(exc, duckdb.TransactionException) or "Conflict on" in text or "write-write conflict" in text:
-        return ConflictError(f"a concurrent transaction changed the same rows: {text}", retryable=True)
-    if isinstance(exc, duckdb.ConstraintException) and ("anatid_entities" in text or "name_key" in text):
-        return ConflictError(f"a concurrent transaction created the same entity: {text}", retryable=True)
     if "Could not set lock on file" in text or "Conflicting lock" in text:
         holder = text[text.find("Conflicting lock"):].split(". See", 1)[0] if "Conflicting lock" in text else ""
         return DatabaseLocked(
             "another process holds this file (DuckDB lets one process write a file, or several read it "
             "when every one opened it read_only=True): close the file in that process, or route this "
             f"work through it. {holder}".strip())
+    if isinstance(exc, duckdb.IOException) or any(m in text for m in _STORAGE_MARKERS):
+        return StorageError(path or "the database file", text, opening=opening)
+    if "Conflict on" in text or "write-write conflict" in text:
+        return ConflictError(f"a concurrent transaction changed the same rows: {text}", retryable=True)
+    if isinstance(exc, duckdb.TransactionException) and "constraint violation" in text:
+        # two transactions inserted the same key: DuckDB finds it at the second one's commit
+        return ConflictError(f"a concurrent transaction inserted the same key: {text}", retryable=True)
+    if isinstance(exc, duckdb.ConstraintException) and ("anatid_entities" in text or "name_key" in text):
+        return ConflictError(f"a concurrent transaction created the same entity: {text}", retryable=True)
     return None
 
 
@@ -56,6 +70,8 @@ class _ThreadState:
     cursor: duckdb.DuckDBPyConnection | None = None
     depth: int = 0
     snapshot_depth: int = 0
+    clock_before: object = None      # the write clock's last instant when the transaction began
+    clock_taken: object = None       # the last write instant this transaction took
 
 
 def exhaust(con: duckdb.DuckDBPyConnection) -> None:
@@ -80,7 +96,7 @@ class Store:
         try:
             self.con, self.native = _native.connect(path, read_only=read_only)
         except duckdb.Error as exc:
-            mapped = translate_duckdb_error(exc)
+            mapped = translate_duckdb_error(exc, path, opening=True)
             if mapped is not None:
                 raise mapped from exc
             raise
@@ -98,8 +114,10 @@ class Store:
             self.con.close()
             raise
         self.ids: IdAllocator = allocator_for(self._key, schema.max_id(self.con))
-        exhaust(self.con)    # the setup's last fetchone() would hold a transaction open for good
         self.clock: WriteClock = _clock_for(self._key)
+        # tx time keeps increasing across processes: the next write comes after the file's last
+        self.clock.observe(schema.last_write_instant(self.con))
+        exhaust(self.con)    # the setup's last fetchone() would hold a transaction open for good
         self.closed = False
 
     # -- setup -------------------------------------------------------------------------------
@@ -154,6 +172,7 @@ class Store:
             return
         cur.begin()
         st.depth = 1
+        st.clock_before, st.clock_taken = self.clock.last, None
         try:
             yield cur
             cur.commit()
@@ -162,13 +181,16 @@ class Store:
                 cur.rollback()
             except duckdb.Error:
                 pass
+            if st.clock_taken is not None:   # a refused write leaves the clock where it was
+                self.clock.retract(st.clock_before, st.clock_taken)
             if isinstance(exc, duckdb.Error):
-                mapped = translate_duckdb_error(exc)
+                mapped = translate_duckdb_error(exc, self.path)
                 if mapped is not None:
                     raise mapped from exc
             raise
         finally:
             st.depth = 0
+            st.clock_before = st.clock_taken = None
 
     @property
     def in_transaction(self) -> bool:
@@ -194,6 +216,9 @@ class Store:
     # -- time --------------------------------------------------------------------------------------
     def write_instant(self, now) -> "object":
         t = self.clock.next(now)
+        st = self._state()
+        if st.depth > 0:
+            st.clock_taken = t if st.clock_taken is None or t > st.clock_taken else st.clock_taken
         return t
 
     def view(self, as_of=None, valid_at=None) -> TimeView:

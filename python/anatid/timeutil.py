@@ -7,6 +7,7 @@ resolution; values read back are aware UTC datetimes.
 """
 from __future__ import annotations
 
+import os
 import threading
 from datetime import datetime, timedelta, timezone
 
@@ -14,6 +15,38 @@ from .errors import ValidationError
 from .validate import shown
 
 _ONE_MICROSECOND = timedelta(microseconds=1)
+
+# How far past the wall clock an explicit now= may lie: room for clock skew between machines,
+# not for writing the future. A write stamped later would put every later write of the process
+# after it (the write clock never goes back) while a new process returns to real time.
+FUTURE_TOLERANCE = timedelta(minutes=5)
+
+# Set to 1 to let now= lie anywhere in the future: tests that simulate time (read at each write).
+SIMULATED_TIME_ENV = "ANATID_SIMULATED_TIME"
+
+
+def simulated_time() -> bool:
+    """Whether ANATID_SIMULATED_TIME=1 lifts the FUTURE_TOLERANCE bound on now=."""
+    return os.environ.get(SIMULATED_TIME_ENV) == "1"
+
+
+def check_not_future(t: datetime, argument: str = "now") -> datetime:
+    """`t` (naive UTC), refused when it lies more than FUTURE_TOLERANCE past the wall clock."""
+    if simulated_time():
+        return t
+    wall = utcnow().replace(tzinfo=None)
+    bound = wall + FUTURE_TOLERANCE
+    if t > bound:
+        raise ValidationError(argument, f"{t.isoformat()} UTC is more than {_minutes(FUTURE_TOLERANCE)} after the "
+                              f"wall clock ({wall.isoformat()} UTC): every later write would be stamped after it",
+                              f"an instant no later than {bound.isoformat()} UTC (the wall clock + "
+                              f"{_minutes(FUTURE_TOLERANCE)}, anatid.timeutil.FUTURE_TOLERANCE); omit now= to use "
+                              f"the clock, or set {SIMULATED_TIME_ENV}=1 to simulate time in tests")
+    return t
+
+
+def _minutes(d: timedelta) -> str:
+    return f"{d.total_seconds() / 60:g} minutes"
 
 
 def utcnow() -> datetime:
@@ -63,7 +96,10 @@ class WriteClock:
 
     Two writes in the same microsecond would give a superseded row an empty
     validity interval, so each write gets at least the previous instant + 1 us.
-    An explicit `now=` from the caller is honoured as given (tests rely on it).
+    An explicit `now=` from the caller is honoured as given (tests rely on it), up to
+    FUTURE_TOLERANCE past the wall clock (check_not_future). Store seeds the clock with the
+    file's latest write instant (observe), so tx time keeps increasing across processes, and
+    gives back the instant of a transaction that rolled back (retract).
     """
 
     def __init__(self) -> None:
@@ -74,9 +110,25 @@ class WriteClock:
     def last(self) -> datetime | None:
         return self._last
 
+    def observe(self, t: datetime | None) -> None:
+        """No later write instant than `t` (naive UTC, one already in the file) is handed out."""
+        if t is None:
+            return
+        with self._lock:
+            if self._last is None or t > self._last:
+                self._last = t
+
+    def retract(self, before: datetime | None, taken: datetime) -> None:
+        """A rolled-back transaction that took `taken` as the clock's last instant gives it
+        back (no other write took a later one since): a refused write leaves the clock as
+        it was."""
+        with self._lock:
+            if self._last == taken and (before is None or before < taken):
+                self._last = before
+
     def next(self, now: datetime | str | None) -> datetime:
         if now is not None:
-            t = to_db(now, "now")
+            t = check_not_future(to_db(now, "now"))
             with self._lock:
                 if self._last is None or t > self._last:
                     self._last = t

@@ -51,7 +51,13 @@ def ensure_entities_named(store, cur, names: list[str], now,
             # Found by a verb's own top-level transaction before it created anything:
             # committed rows, and entities are never renamed or deleted.
             known.update(rows)
-    missing = [(n, k) for n, k in zip(names, keys) if k not in found]
+    # one row per new key, its first spelling: a name twice in `names` (relate_many's
+    # ("e", "f"), ("e", "g"), or "Ada" and "ada") raised DuckDB's duplicate-key error
+    first: dict[str, str] = {}
+    for n, k in zip(names, keys):
+        if k not in found:
+            first.setdefault(k, n)
+    missing = [(n, k) for k, n in first.items()]
     if missing:
         new_ids = store.ids.take(len(missing))
         cur.execute(_INSERT, {"ids": new_ids, "tenant": store.tenant, "names": [n for n, _ in missing],

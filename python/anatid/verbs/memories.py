@@ -162,8 +162,9 @@ def remember(store, content: str, entities=None, *, kind: str = "fact", confiden
     try:
         with store.write() as cur:
             t = store.write_instant(now)
-            if vf is not None and vt is None and vf > t:
-                pass  # a fact that becomes true later is allowed
+            # a fact that becomes true later (vf > t) is allowed; one that ends before it starts is not
+            if vf is None and vt is not None:
+                require_valid_to_after(vt, t)
             _ensure_dim(store, cur, vec)
             mid = store.ids.take()[0]
             stored = insert_memory(store, cur, memory_id=mid, content=content, kind=kind, confidence=confidence,
@@ -187,6 +188,16 @@ def current_version(store, cur, memory_id: int, verb: str):
     if exists is None:
         raise NotFoundError(f"memory {memory_id} does not exist in tenant {store.tenant}")
     raise ConflictError(f"cannot {verb} memory {memory_id}: it was forgotten", retryable=False)
+
+
+def require_valid_to_after(vt, t, item: str | None = None) -> None:
+    """valid_from defaults to the write instant t: a valid_to at or before it would store an
+    interval that ends before it starts (doctor's memory_interval_order)."""
+    if vt <= t:
+        where = f"{item}: " if item else ""
+        raise ValidationError("valid_to", f"{where}{vt.isoformat()} UTC is not after the write instant "
+                              f"{t.isoformat()} UTC, where valid_from defaults to",
+                              "a valid_to after now, or an explicit earlier valid_from")
 
 
 def require_after(t, start, what: str) -> None:

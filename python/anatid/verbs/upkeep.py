@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from .. import validate
 from ..errors import ValidationError
-from .memories import _check_episode_arg, _ensure_dim, forget
+from .memories import _check_episode_arg, _ensure_dim, forget, require_valid_to_after
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,17 @@ def remember_many(store, items, *, writer: str | None = None, now=None) -> list[
     """Write many memories in one transaction. Each item is a dict of remember()'s arguments
     (content, entities, kind, confidence, embedding, episode, valid_from, valid_to)."""
     if not isinstance(items, (list, tuple)):
-        raise ValidationError("items", f"expected a list, got {type(items).__name__}", "a list of dicts")
+        # any iterable a `for item in items: remember(...)` loop takes (a generator, a view),
+        # but not text or a single dict, whose iteration yields no items
+        if isinstance(items, (str, bytes, bytearray, dict)) or not hasattr(type(items), "__iter__"):
+            raise ValidationError("items", f"expected a list, got {type(items).__name__}", "a list of dicts")
+        try:
+            items = list(validate.members(items))
+        except MemoryError:
+            raise
+        except Exception as exc:  # the caller's own __iter__ (or generator) raised
+            raise ValidationError("items", f"could not be iterated ({type(exc).__name__})",
+                                  "a list of dicts") from exc
     items = validate.members(items)  # a subclass read through its base type: its own __iter__ never runs
     allowed = {"content", "entities", "kind", "confidence", "embedding", "episode", "valid_from", "valid_to",
                "writer"}
@@ -181,6 +191,9 @@ def remember_many(store, items, *, writer: str | None = None, now=None) -> list[
     try:
         with store.write() as cur:
             t = store.write_instant(now)
+            for i, a in enumerate(prepared):
+                if a[7] is None and a[8] is not None:
+                    require_valid_to_after(a[8], t, f"items[{i}]")
             first_vec = next((a[5] for a in prepared if a[5] is not None), None)
             _ensure_dim(store, cur, first_vec)
             return bulk_insert(store, cur, prepared, t)
