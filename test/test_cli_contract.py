@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import subprocess_env
 
 from anatid import Anatid
 from anatid.cli import EXIT_OPEN, EXIT_USAGE, build_parser, leaves, main
@@ -110,9 +111,9 @@ def listing(root: Path) -> set[str]:
 
 
 def clean_env() -> dict:
-    env = {k: v for k, v in os.environ.items()
+    env = {k: v for k, v in subprocess_env().items()     # the anatid this run imports, binary included
            if k not in ("FORCE_COLOR", "CLICOLOR_FORCE", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS")}
-    return {**env, "PYTHONPATH": str(ROOT / "python")}
+    return env
 
 
 def anatid(argv, cwd, stdin: str = "") -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from datetime import timedelta
 import duckdb
 
 from ._render import key_values, table
-from .contract import EXIT_OK, CliError, UsageError, add_json, open_db, print_error, print_json
+from .contract import EXIT_OK, EXIT_PROBLEM, CliError, UsageError, add_json, open_db, print_error, print_json
 from .progress import terminal_progress
 
 INDEXES = ("graph", "text", "vector")
