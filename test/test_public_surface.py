@@ -21,6 +21,7 @@ from anatid.pool import PooledAnatid
 from anatid.verbs import entities, indexes, memories, reads, relations, upkeep
 
 PACKAGE = Path(anatid.__file__).parent
+REPO = Path(__file__).resolve().parents[1]   # pyproject.toml: the checkout, not the installed copy
 SURFACE = (Anatid, AsOf, DatabasePool, PooledAnatid)
 
 # Each facade method and the verb it forwards to (the verb's first parameter is the store).
@@ -131,7 +132,7 @@ def test_help_shows_the_arguments():
 def test_the_package_ships_py_typed():
     assert (PACKAGE / "py.typed").is_file()
     tomllib = pytest.importorskip("tomllib")
-    config = tomllib.loads((PACKAGE.parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     wheel = config["tool"]["scikit-build"]["wheel"]
     # scikit-build-core copies every file of a listed package directory into the wheel (a
     # wheel built from this tree holds anatid/py.typed), unless wheel.exclude names it
