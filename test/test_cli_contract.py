@@ -85,6 +85,7 @@ EXTRA = {   # what a command needs beyond its positionals to succeed on the smal
     "anatid eval run": lambda w, s: ["--gold", str(s["gold"]), "--modes", "vector", "--no-record"],
     "anatid eval build-gold": lambda w, s: ["-o", str(w / "gold-out.jsonl"), "--n-per-class", "1"],
     "anatid eval synth": lambda w, s: ["--notes", "20"],
+    "anatid eval convo": lambda w, s: ["--conversations", "1"],
     "anatid hook stop": lambda w, s: ["--db", str(w / "turns.anatid")],
 }
 

@@ -316,6 +316,8 @@ def test_every_attack_is_refused_naming_what_it_used(memory, attack, name):
 @pytest.mark.parametrize("query", READS)
 def test_every_read_is_answered_as_duckdb_answers_it(memory, query):
     db, _path, _contents, before = memory
+    if "anatid_version" in query and not db.native.loaded:
+        pytest.skip("anatid_version() is the extension's: not registered without it (ANATID_NATIVE=0)")
     got = sql_guard.run_sql(db.connection, query)
     want = db.connection.execute(query).fetchall()
     assert got.rows == [list(r) for r in want] and not got.truncated
