@@ -34,31 +34,33 @@ from __future__ import annotations
 from ..predicates import TimeView, visible
 
 # Episode neighbours of the trusted hits (both engines run this statement): for each
-# trusted hit, the visible memory just before and just after it in each of its episodes.
+# trusted hit, the visible memory just before and just after it in each of its episodes
+# (one grouped pass over the episodes' members; test_graph_neighbours.py checks it
+# against a brute force over the canonical rows).
 NEIGHBOURS = """
 WITH trusted AS (
     SELECT unnest($trusted)::BIGINT AS memory_id, generate_subscripts($trusted, 1)::BIGINT AS r1
 ),
-eps AS (
-    SELECT DISTINCT ev.episode_id FROM anatid_evidence ev JOIN trusted t ON t.memory_id = ev.memory_id
-    WHERE ev.tenant_id = $tenant
+te AS (
+    SELECT DISTINCT t.memory_id AS tid, t.r1, ev.episode_id
+    FROM trusted t JOIN anatid_evidence ev ON ev.memory_id = t.memory_id AND ev.tenant_id = $tenant
 ),
-members AS (
-    SELECT DISTINCT ev.memory_id, ev.episode_id, m.kind
-    FROM anatid_evidence ev JOIN eps USING (episode_id)
+sides AS (
+    SELECT te.tid, te.r1,
+           max(ev.memory_id) FILTER (WHERE ev.memory_id < te.tid) AS prev_id,
+           arg_max(m.kind, ev.memory_id) FILTER (WHERE ev.memory_id < te.tid) AS prev_kind,
+           min(ev.memory_id) FILTER (WHERE ev.memory_id > te.tid) AS next_id,
+           arg_min(m.kind, ev.memory_id) FILTER (WHERE ev.memory_id > te.tid) AS next_kind
+    FROM te JOIN anatid_evidence ev ON ev.episode_id = te.episode_id AND ev.tenant_id = $tenant
     JOIN anatid_memories m ON m.memory_id = ev.memory_id AND {memory_visible}
-    WHERE ev.tenant_id = $tenant
-),
-ordered AS (
-    SELECT memory_id, lag(memory_id) OVER w AS prev_id, lead(memory_id) OVER w AS next_id,
-           lag(kind) OVER w AS prev_kind, lead(kind) OVER w AS next_kind
-    FROM members WINDOW w AS (PARTITION BY episode_id ORDER BY memory_id)
+    GROUP BY te.tid, te.r1, te.episode_id
+    HAVING bool_or(ev.memory_id = te.tid)
 )
-SELECT nb.id, t.memory_id, $neighbour / t.r1
-FROM trusted t JOIN ordered o ON o.memory_id = t.memory_id
-CROSS JOIN LATERAL (SELECT unnest([o.prev_id, o.next_id]) AS id, unnest([o.prev_kind, o.next_kind]) AS kind) nb
+SELECT nb.id, s.tid, $neighbour / s.r1
+FROM sides s
+CROSS JOIN LATERAL (SELECT unnest([s.prev_id, s.next_id]) AS id, unnest([s.prev_kind, s.next_kind]) AS kind) nb
 WHERE nb.id IS NOT NULL {nb_kind_filter}
-ORDER BY t.memory_id, nb.id
+ORDER BY s.tid, nb.id
 """
 
 # The graph arm's ranking in SQL: the oracle of src/graph_rank.cpp (same contract, same
