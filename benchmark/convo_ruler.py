@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import tempfile
 import time
 from contextlib import contextmanager
