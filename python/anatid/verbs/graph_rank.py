@@ -22,12 +22,12 @@ HOP_NOT_GRAPH = -10
 _NO_SEEDS = "SELECT NULL::BIGINT AS entity_id WHERE false"
 
 
-def rank_request(params: dict, trusted: list[int], extras, *, seeds_given: bool) -> dict:
+def rank_request(depth: int, trusted: list[int], extras, *, seeds_given: bool) -> dict:
     """What both graph-arm rankers take: the knobs, the trusted hits, the extras."""
     return {"trusted": trusted, "extra_ids": [int(r[0]) for r in extras], "extra_src": [int(r[1]) for r in extras],
             "extra_c": [float(r[2]) for r in extras], "named": g.NAMED, "expand": g.EXPAND,
             "hub_share": g.HUB_SHARE, "hub_floor": g.HUB_FLOOR, "named_ungated": bool(seeds_given),
-            "depth": params["depth"]}
+            "depth": depth}
 
 
 def graph_arm_oracle(store, cur, view, rank: dict, *, seed_keys, query, kinds) -> list[tuple[int, int]]:
@@ -49,10 +49,11 @@ SELECT m.memory_id, m.content, m.kind FROM anatid_memories m
 WHERE m.memory_id IN (SELECT unnest($ids)) AND {memory_visible}"""
 
 
-def with_graph_arm(store, cur, view, first: RecallHits, params: dict, *, seed_keys, kinds,
-                   use_query_seeds: bool) -> RecallHits:
-    """`first`: the text+vector fusion (best first, up to `depth` hits). Returns the k hits
-    of the three-arm fusion."""
+def with_graph_arm(store, cur, view, first: RecallHits, *, k: int, depth: int, wg: float, seed_keys, kinds,
+                   query: str | None) -> RecallHits:
+    """`first`: the text+vector fusion (best first, up to `depth` hits); `query`: the text
+    whose named entities seed the arm (None: no query seeds). Returns the k hits of the
+    three-arm fusion."""
     trusted = [h.memory_id for h in first[:g.FANOUT]]
     # Episode neighbours only of trusted hits that every first-stage arm found: a hit one
     # arm alone ranks high is often a greeting or filler turn, and its neighbours are too.
@@ -66,10 +67,9 @@ def with_graph_arm(store, cur, view, first: RecallHits, params: dict, *, seed_ke
         position = {m: i + 1 for i, m in enumerate(trusted)}   # trust 1/r by the hit's place in `first`
         extras = [(nb, src, g.NEIGHBOUR / position[src])
                   for nb, src, _ in cur.execute(g.neighbours_sql(view, with_kinds=bool(kinds)), p).fetchall()]
-    rank = rank_request(params, trusted, extras, seeds_given=seed_keys is not None)
+    rank = rank_request(depth, trusted, extras, seeds_given=seed_keys is not None)
     fusion = {"first_ids": [h.memory_id for h in first], "first_scores": [float(h.score) for h in first],
-              "protect": g.PROTECT, "wg": params["wg"] * g.GRAPH_SHARE, "k": params["k"]}
-    query = params.get("query") if use_query_seeds else None
+              "protect": g.PROTECT, "wg": wg * g.GRAPH_SHARE, "k": k}
     notes = list(first.notes)
     by_id = {h.memory_id: h for h in first}
     # the native ranker fuses too (src/graph_rank.cpp, Fuse): only graph-only hits need their rows

@@ -110,42 +110,33 @@ def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, 
     if not (use_vector or use_text or use_graph):
         raise ValidationError("query", "is blank and no embedding or seed_entity was given",
                               "a query, an embedding or a seed_entity")
-    params = {**view.params(store.tenant), "depth": depth, "k": k, "wv": wv, "wt": wt, "wg": wg}
+    # The text and vector arms' statement (the graph stage takes seed_keys and the query
+    # as arguments, not as statement parameters).
+    params = {**view.params(store.tenant), "depth": depth, "k": k, "wv": wv, "wt": wt, "wg": 0.0}
     if use_vector:
         params["qvec"] = vec
         params["qnorm"] = float(np.linalg.norm(np.asarray(vec, dtype=np.float64)))
-    if use_text or (use_graph and seed_keys is None):
+    if use_text:
         params["query"] = query
-    if use_graph:
-        params["hops"] = 2
-        if seed_keys is not None:
-            params["seed_keys"] = seed_keys
     if kinds:
         params["kinds"] = kinds
     from ..engines import hybrid_engine
     engine = hybrid_engine(store)
-    if not use_graph or wg == 0:
-        # graph weighted 0 is graph off: the statement then takes no graph parameters
-        params = {n: v for n, v in params.items() if n not in ("hops", "seed_keys")
-                  and (use_text or n != "query")}
+    if not use_graph or wg == 0:   # graph weighted 0 is graph off
         return engine.recall(cur, view, params, use_vector=use_vector, use_text=use_text, use_graph=False,
                              seeds_given=seed_keys is not None, kinds=kinds, notes=notes, allow_slow=allow_slow)
     # The graph arm expands from what the text and vector arms found: their fusion's best
     # `depth` first (k = depth: both engines take max(depth, k) candidates per arm, so a
     # larger k would widen the native arms and not the oracle's), then the graph stage.
     if use_vector or use_text:
-        first_params = {n: v for n, v in params.items() if n not in ("hops", "seed_keys")
-                        and (use_text or n != "query")}
-        first_params["k"] = depth
-        first_params["wg"] = 0.0   # the macro runs a graph arm of its own whenever wg > 0
-        first = engine.recall(cur, view, first_params, use_vector=use_vector,
+        first = engine.recall(cur, view, {**params, "k": depth}, use_vector=use_vector,
                               use_text=use_text, use_graph=False, seeds_given=False, kinds=kinds, notes=notes,
                               allow_slow=allow_slow)
     else:
         first = RecallHits([], arms=(), notes=tuple(notes), engine="sql")
     from .graph_rank import with_graph_arm
-    return with_graph_arm(store, cur, view, first, params, seed_keys=seed_keys, kinds=kinds,
-                          use_query_seeds=use_text)
+    return with_graph_arm(store, cur, view, first, k=k, depth=depth, wg=wg, seed_keys=seed_keys, kinds=kinds,
+                          query=query if use_text else None)
 
 
 def provenance(store, memory_id):
