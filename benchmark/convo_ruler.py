@@ -5,6 +5,7 @@ the graph arm's ingredients switched off one at a time (the ablation docs/qualit
     python -m benchmark.convo_ruler --embedder hashing           # CI-sized vectors, no model
     python -m benchmark.convo_ruler --embedder minilm            # all-MiniLM-L6-v2 (anatid[embed])
     python -m benchmark.convo_ruler --conversations 4 --quick    # graph off vs defaults only
+    python -m benchmark.convo_ruler --quick --set FANOUT=2 --out /tmp/f2.json   # another constant
 
 Every number is what `recall(question, embedding=..., k=10)` returns through the public
 API, loaded the README's way (anatid.convo.ruler.load). Configurations:
@@ -103,8 +104,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--embedder", default="none", choices=("none", "hashing", "minilm"))
     ap.add_argument("--dim", type=int, default=256, help="the hashing embedder's dimension")
     ap.add_argument("--quick", action="store_true", help="graph off and defaults only")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a graph_rank_sql constant for every configuration, e.g. --set FANOUT=2")
     ap.add_argument("--out", default=None, help="results file (default benchmark/results/convo-ruler-<embedder>.json)")
     args = ap.parse_args(argv)
+    for item in args.set:
+        name, _, value = item.partition("=")
+        if not name.isupper() or not hasattr(graph_rank_sql, name):
+            raise SystemExit(f"--set {item}: not a constant of anatid.verbs.graph_rank_sql")
+        setattr(graph_rank_sql, name, type(getattr(graph_rank_sql, name))(value))
     emb = embedder_for(args.embedder, args.dim)
     dim = None if emb is None else (args.dim if args.embedder == "hashing" else 384)
     convs = generate(conversations=args.conversations, seed=args.seed)
