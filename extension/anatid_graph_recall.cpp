@@ -6,7 +6,8 @@
 // since it was built. `request` is constant per call (src/graph_codec.hpp;
 // anatid_graph_request builds it in SQL). The three-argument form also takes one row
 // (op 9, a and b as in the marker) carrying the generation BLOB, passed only when this
-// process has not parsed that generation. The cache key is (id, nonce): ids are unique
+// process has not parsed that generation. A NULL entry carries the request alone: over
+// no row at all an aggregate never sees its request and answers NULL. The cache key is (id, nonce): ids are unique
 // per file only (src/graph_cache.hpp). Why an aggregate over two
 // text columns: it reads the journal in the caller's transaction with one scan and no
 // subquery, and each scanned column and bound argument costs per call
@@ -128,7 +129,9 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		const char *ptr = nullptr;
 		size_t len = 0;
 		if (!StringView(entries, row, ptr, len)) {
-			throw std::invalid_argument("anatid_graph_recall: a journal entry is NULL");
+			// a request-only row: a caller that must be answered even when the tenant has no
+			// journal row at all (anatid_hybrid fuses its first stage there) adds one NULL entry
+			continue;
 		}
 		const std::string_view entry(ptr, len);
 		if (!IsOp(entry, graph::kOpBase) && !IsOp(entry, kOpBlob)) {

@@ -76,24 +76,68 @@ def test_the_ruler_scores_what_both_engines_return(ruler):
         assert [h.score for h in native] == pytest.approx([h.score for h in oracle], rel=1e-12)
 
 
-def test_the_sql_macro_with_the_graph_weighted_zero_is_recall_with_the_graph_off(ruler):
-    # docs/sql.md: anatid_hybrid's graph arm is the earlier one; with wg := 0 it is recall()'s first stage
+def _macro(db, question, tenant, vec, extra=""):
+    qvec = "NULL" if vec is None else "$qvec"
+    params = {"q": question, "t": tenant} | ({} if vec is None else {"qvec": [float(x) for x in vec]})
+    return db.connection.execute(
+        "SELECT memory_id, content, score, rank_vector, rank_text, rank_graph, hop "
+        f"FROM anatid.anatid_hybrid($q, tenant := $t, k := 10, qvec := {qvec}{extra})", params).fetchall()
+
+
+@pytest.mark.parametrize("weights,extra", [(None, ""), ({"graph": 0}, ", wg := 0")], ids=["defaults", "graph-off"])
+def test_the_sql_macro_answers_what_recall_answers(ruler, weights, extra):
+    # docs/sql.md: anatid.anatid_hybrid from a plain connection runs recall()'s graph stage
+    # (same ids in the same order, same content and scores, the graph hits' hops)
     factory, loaded, emb = ruler
-    item = loaded[1]
-    db = factory(item.tenant)
+    for item in loaded[:2]:
+        db = factory(item.tenant)
+        if not db.native.loaded:
+            pytest.skip(f"native extension not loaded: {db.native.reason}")
+        questions = item.conversation.questions[:15]
+        vecs = emb.embed([q.question for q in questions]) if emb else [None] * len(questions)
+        graph_found = 0
+        for q, v in zip(questions, vecs):
+            kw = {} if v is None else {"embedding": v}
+            want = db.recall(q.question, weights=weights, **kw)
+            got = _macro(db, q.question, item.tenant + 1, v, extra)
+            assert [r[0] for r in got] == [h.memory_id for h in want], q.question
+            assert [r[1] for r in got] == [h.content for h in want]
+            assert [r[2] for r in got] == pytest.approx([h.score for h in want], rel=1e-12)
+            assert [r[6] for r in got] == [h.hop for h in want]
+            assert [r[5] is not None for r in got] == ["graph" in h.sources for h in want]
+            assert [(r[3] is not None, r[4] is not None) for r in got] == \
+                [("vector" in h.sources, "text" in h.sources) for h in want]
+            graph_found += sum(r[5] is not None for r in got)
+        if weights is None:
+            assert graph_found > 0     # the comparison covered hits the graph arm found
+
+
+def test_the_sql_macro_answers_what_recall_answers_before_and_after_a_build(tmp_path):
+    # a file never maintained (the graph journal alone), then a generation with writes on top
+    emb = HashingEmbedder(32)
+    convs = generate(conversations=2, seed=11)
+    db = Anatid.open(str(tmp_path / "fresh.anatid"), tenant=1, embedding_dim=32)
     if not db.native.loaded:
         pytest.skip(f"native extension not loaded: {db.native.reason}")
-    questions = item.conversation.questions[:15]
-    vecs = emb.embed([q.question for q in questions]) if emb else [None] * len(questions)
-    for q, v in zip(questions, vecs):
-        kw = {} if v is None else {"embedding": v}
-        want = [h.memory_id for h in db.recall(q.question, weights={"graph": 0}, **kw)]
-        qvec = "NULL" if v is None else "$qvec"
-        params = {"q": q.question, "t": item.tenant + 1} | ({} if v is None else {"qvec": [float(x) for x in v]})
-        got = [r[0] for r in db.connection.execute(
-            f"SELECT memory_id FROM anatid.anatid_hybrid($q, tenant := $t, k := 10, qvec := {qvec}, wg := 0)",
-            params).fetchall()]
-        assert got == want, q.question
+    first, second = load(lambda t: db, convs[:1], emb, maintain=False)[0], None
+
+    def same(item, stage):
+        questions = item.conversation.questions[:12]
+        vecs = emb.embed([q.question for q in questions])
+        graph_found = 0
+        for q, v in zip(questions, vecs):
+            want = db.recall(q.question, embedding=v)
+            got = _macro(db, q.question, 1, v)
+            assert [(r[0], r[6]) for r in got] == [(h.memory_id, h.hop) for h in want], (stage, q.question)
+            assert [r[2] for r in got] == pytest.approx([h.score for h in want], rel=1e-12)
+            graph_found += sum(r[5] is not None for r in got)
+        assert graph_found > 0, stage
+    same(first, "fresh")
+    db.maintain_indexes()
+    second = load(lambda t: db, convs[1:], emb, maintain=False)[0]     # journalled over the generation
+    same(first, "base + journal")
+    same(second, "base + journal, new turns")
+    db.close()
 
 
 def test_the_scorer_counts_what_recall_ranks():

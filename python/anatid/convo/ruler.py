@@ -47,8 +47,10 @@ class Loaded:
     ids: list[int]          # memory id of each turn
 
 
-def load(db_factory, conversations: Sequence[Conversation], embedder=None, *, batch: int = 5000) -> list[Loaded]:
-    """Write every conversation into its own tenant (db_factory(tenant) -> an open Anatid)."""
+def load(db_factory, conversations: Sequence[Conversation], embedder=None, *, batch: int = 5000,
+         maintain: bool = True) -> list[Loaded]:
+    """Write every conversation into its own tenant (db_factory(tenant) -> an open Anatid);
+    `maintain`: build the index generations after each (False leaves everything in the journals)."""
     loaded = []
     for t, conv in enumerate(conversations):
         db = db_factory(t)
@@ -68,7 +70,8 @@ def load(db_factory, conversations: Sequence[Conversation], embedder=None, *, ba
         ids = []
         for start in range(0, len(items), batch):
             ids += [int(m) for m in db.remember_many(items[start:start + batch])]
-        db.maintain_indexes()
+        if maintain:
+            db.maintain_indexes()
         loaded.append(Loaded(conv, t, ids))
     return loaded
 

