@@ -7,8 +7,9 @@
 // only when this process has not parsed them: the CASE turns the join key into -1, and
 // DuckDB's join-filter pushdown then skips the parts' row group), each journal (one
 // row per write with the memory's state after it: postings, length, vector,
-// validity; the latest row of a memory wins), and the graph arm (the walk of verbs/graph_sql.py). The native
-// anatid_hybrid_rank scores, ranks and fuses; the top k are hydrated from
+// validity; the latest row of a memory wins). The native anatid_hybrid_rank scores, ranks
+// and fuses the text and vector arms; the graph stage (below, at `kn`) then runs recall()'s
+// graph arm over that first stage through anatid_graph_recall; hits are hydrated from
 // anatid_memories. Tokenizing stays in SQL (python/anatid/text.py's pattern), so the
 // SQL oracle and this path see the same terms. Current view only: the Python package
 // answers as_of and kinds reads with the SQL oracle.

@@ -157,7 +157,9 @@ FROM top t JOIN anatid_memories m ON m.memory_id = t.memory_id AND {memory_visib
 ORDER BY t.tier ASC, t.score DESC, t.memory_id ASC
 """
 
-# Defaults, chosen on the conversational ruler (docs/quality.md, "The graph arm").
+# Defaults, chosen on the conversational ruler (docs/quality.md, "The graph arm"). The
+# anatid.anatid_hybrid macro carries the same values (extension/anatid_hybrid_sql.hpp, CTE
+# kn); test_convo_ruler.py's macro-equals-recall tests fail when the two drift apart.
 FANOUT = 3
 PROTECT = 3
 NEIGHBOUR = 1.0
