@@ -188,7 +188,9 @@ fused_list AS (
 fused AS (
     SELECT struct_extract(u.f, 'memory_id') AS memory_id, struct_extract(u.f, 'hop') AS hop,
            struct_extract(u.f, 'score') AS score, u.pos
-    FROM (SELECT unnest(hits) AS f, generate_subscripts(hits, 1) AS pos FROM fused_list
+    -- hop -11 entries name seeds gated as hubs (hits.notes in Python): not hits
+    FROM (SELECT unnest(list_filter(hits, lambda x: x.hop <> -11)) AS f,
+                 generate_subscripts(list_filter(hits, lambda x: x.hop <> -11), 1) AS pos FROM fused_list
           WHERE coalesce(hits[1].hop NOT IN (-1, -2, -3), true)
              OR error('anatid: the graph generation of this tenant cannot be read (its base marker or nonce is '
                       || 'missing): run maintain_indexes(force := true)')) u),

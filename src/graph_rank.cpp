@@ -156,13 +156,16 @@ std::vector<RecallHit> Rank(const JournalFold &fold, const RecallRequest &reques
 	std::vector<Mass> masses;
 	std::vector<int8_t> dist(overlay.VertexCount(), -1);
 	std::vector<uint32_t> frontier;
-	for (const std::string &key : request.seed_keys) {
-		const int64_t v = overlay.FindKey(key);
+	std::unordered_map<uint32_t, size_t> seed_index; // a named seed's vertex -> its first key
+	for (size_t i = 0; i < request.seed_keys.size(); i++) {
+		const int64_t v = overlay.FindKey(request.seed_keys[i]);
 		if (v >= 0 && dist[size_t(v)] < 0) {
 			dist[size_t(v)] = 0;
 			frontier.push_back(uint32_t(v));
+			seed_index.emplace(uint32_t(v), i);
 		}
 	}
+	std::vector<std::pair<size_t, double>> gated_seeds; // (key index, share of N)
 	for (int h = 0; !frontier.empty(); h++) {
 		std::vector<uint32_t> next;
 		for (uint32_t v : frontier) {
@@ -219,6 +222,9 @@ std::vector<RecallHit> Rank(const JournalFold &fold, const RecallRequest &reques
 		}
 		const bool hub = deg > std::max(double(rank.hub_floor), rank.hub_share * n);
 		if (hub && !(ms.kind == 0 && rank.named_ungated)) {
+			if (ms.kind == 0 && ms.hop == 0) {
+				gated_seeds.emplace_back(seed_index.at(ms.v), deg / n);
+			}
 			continue;
 		}
 		const double per = ms.m * std::log(1 + n / deg);
@@ -263,7 +269,12 @@ std::vector<RecallHit> Rank(const JournalFold &fold, const RecallRequest &reques
 	for (size_t i = 0; i < scored.size() && int64_t(i) < request.limit; i++) {
 		arm.push_back(RecallHit {scored[i].id, scored[i].hop});
 	}
-	return Fuse(rank, arm);
+	std::vector<RecallHit> out = Fuse(rank, arm);
+	std::sort(gated_seeds.begin(), gated_seeds.end());
+	for (const auto &g : gated_seeds) {
+		out.push_back(RecallHit {int64_t(g.first), kHopGatedSeed, g.second});
+	}
+	return out;
 }
 
 std::vector<RecallHit> Fuse(const RankRequest &rank, const std::vector<RecallHit> &arm) {

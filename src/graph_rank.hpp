@@ -26,7 +26,8 @@ namespace anatid {
 namespace graph {
 
 // request.rank.enabled must be set. Same argument checks as Recall. Returns the fused top
-// rank.k (Fuse) over the graph arm's first request.limit candidates.
+// rank.k (Fuse) over the graph arm's first request.limit candidates, then one kHopGatedSeed
+// entry per named seed that was gated as a hub, in request.seed_keys order.
 std::vector<RecallHit> Rank(const JournalFold &fold, const RecallRequest &request);
 
 // The three-arm fusion (the oracle: graph_rank_sql.FUSE): each hit scores s1 (its first

@@ -86,6 +86,9 @@ struct RecallHit {
 	double score = std::numeric_limits<double>::quiet_NaN(); // NaN: 1 / (1 + hop)
 };
 constexpr int32_t kHopNotGraph = -10;
+// After Rank's fused hits: a named seed gated as a hub (memory_id: its index in
+// request.seed_keys, score: its share of the visible memories), so the caller can say so.
+constexpr int32_t kHopGatedSeed = -11;
 
 // The journal folded over a base for one valid_at instant: new vertices, restated
 // pairs, extra ABOUT lists, tombstones. Immutable once built, so a process-wide cache

@@ -62,6 +62,7 @@ def test_the_ruler_scores_what_both_engines_return(ruler):
         pytest.skip(f"native extension not loaded: {db.native.reason}")
     questions = loaded[0].conversation.questions[:25]
     vecs = emb.embed([q.question for q in questions]) if emb else [None] * len(questions)
+    said = 0
     for q, v in zip(questions, vecs):
         kw = {} if v is None else {"embedding": v}
         native = db.recall(q.question, **kw)
@@ -74,6 +75,10 @@ def test_the_ruler_scores_what_both_engines_return(ruler):
         assert native.engine == "native" and oracle.engine == "sql"
         assert [(h.memory_id, h.sources, h.hop) for h in native] == [(h.memory_id, h.sources, h.hop) for h in oracle]
         assert [h.score for h in native] == pytest.approx([h.score for h in oracle], rel=1e-12)
+        gated = [n for n in native.notes if "(a hub)" in n]
+        assert gated == [n for n in oracle.notes if "(a hub)" in n]
+        said += bool(gated)
+    assert said > 0      # a question names a speaker: a hub, and the hits say it was gated
 
 
 def _macro(db, question, tenant, vec, extra=""):

@@ -161,7 +161,7 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
                     notes.append(JOURNAL_SHORT_NOTE if short else JOURNAL_ALONE_NOTE)
                 if short or (not hits and rank is not None):   # no journal row: see below
                     return None
-                return _hits(hits or (), rank)
+                return _hits(hits or (), rank, keys, notes)
             _journal_alone_hint(store, tenant, False)   # a base appeared: the usual read
             alone = False
             row = (hits, rows)
@@ -189,15 +189,23 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
             health.guard_graph_load(cur, tenant)   # DamagedBase rather than parse a corrupted BLOB
             cur.execute(_LOAD, {"g": first["memory_id"], "tenant": tenant}).fetchall()
             continue
-        return _hits(hits, rank)
+        return _hits(hits, rank, keys, notes)
     raise RuntimeError("anatid: the graph generation was evicted between loading and reading three times; "
                        "raise ANATID_GRAPH_CACHE_BYTES")
 
 
-def _hits(hits, rank) -> list[tuple]:
+# After the fused hits of a ranking request: a named seed the arm gated as a hub
+# (memory_id: its index among the request's seeds, score: its share of the visible memories)
+HOP_GATED_SEED = -11
+
+
+def _hits(hits, rank, keys=(), notes=None) -> list[tuple]:
     if rank is None:
         return [(h["memory_id"], h["hop"]) for h in hits]
-    return [(h["memory_id"], h["hop"], h["score"]) for h in hits]
+    if notes is not None:
+        from .verbs.graph_rank_sql import gated_seed_note
+        notes.extend(gated_seed_note(keys[h["memory_id"]], h["score"]) for h in hits if h["hop"] == HOP_GATED_SEED)
+    return [(h["memory_id"], h["hop"], h["score"]) for h in hits if h["hop"] != HOP_GATED_SEED]
 
 
 class NativeGraphEngine:

@@ -634,7 +634,7 @@ def rank_ids(store, cur, view, rank, *, seed_keys, query, kinds, notes):
             notes.append("graph arm: the journal alone (absent: no graph generation for this tenant yet; "
                          "maintain_indexes() builds one)")
         elif ids is not None:
-            notes.append(f"graph arm: {note}")
+            notes.append(note if note.startswith("graph arm: ") else f"graph arm: {note}")
     if ids is None and not said:
         notes.append("graph arm: an empty graph, fused by the SQL oracle")
     elif ids is None:

@@ -70,10 +70,13 @@ TEST_CASE("a hub's mass is gated; a rare entity links a trusted hit to its other
 	// N = 32 visible memories, deg(h) = 31 > max(20, 1.6): a hub; deg(r) = 2
 	CHECK_EQ(Ids(RankOver(g.get(), {}, Ask({200}))), "201@1,200@1"); // tie on score: hop, then newest first
 	// the hub named by the query is gated too; named by the caller, it keeps its mass
-	CHECK_EQ(Ids(RankOver(g.get(), {}, Ask({}, {"h"}))), "");
+	// (it is said: the gated seed's index in seed_keys, its share of the visible memories)
+	const auto gated = RankOver(g.get(), {}, Ask({}, {"x", "h"}));
+	CHECK_EQ(Ids(gated), "1@-11");
+	CHECK(gated[0].score == 31.0 / 32.0);
 	RecallRequest named = Ask({}, {"h"}, 3);
 	named.rank.named_ungated = true;
-	CHECK_EQ(Ids(RankOver(g.get(), {}, named)), "200@0,129@0,128@0");
+	CHECK_EQ(Ids(RankOver(g.get(), {}, named)), "200@0,129@0,128@0"); // and nothing is said
 	// kinds filter the candidates, not the degrees
 	RecallRequest kinds = Ask({200});
 	kinds.filter_kinds = true;
@@ -187,11 +190,15 @@ std::vector<RecallHit> Model(const std::vector<std::tuple<int64_t, int64_t, std:
 		mass.emplace_back(e, 1, 1, r.rank.expand * w);
 	}
 	std::map<int64_t, std::vector<C>> got;
+	std::vector<RecallHit> gated;
 	for (const auto &[e, k, h, m] : mass) {
 		const auto &ms = of_entity[e];
 		const double deg = double(ms.size());
 		if (deg == 0 || (deg > std::max(double(r.rank.hub_floor), r.rank.hub_share * n) &&
 		                 !(k == 0 && r.rank.named_ungated))) {
+			if (deg > 0 && k == 0 && h == 0) {
+				gated.push_back(RecallHit {0, kHopGatedSeed, deg / n}); // the one seed is key 0
+			}
 			continue;
 		}
 		int taken = 0;
@@ -224,6 +231,7 @@ std::vector<RecallHit> Model(const std::vector<std::tuple<int64_t, int64_t, std:
 	for (size_t i = 0; i < scored.size() && int64_t(i) < r.limit; i++) {
 		out.push_back(RecallHit {std::get<2>(scored[i]), int32_t(std::get<1>(scored[i]))});
 	}
+	out.insert(out.end(), gated.begin(), gated.end());
 	return out;
 }
 

@@ -30,8 +30,10 @@ def rank_request(depth: int, trusted: list[int], extras, *, seeds_given: bool) -
             "depth": depth}
 
 
-def graph_arm_oracle(store, cur, view, rank: dict, *, seed_keys, query, kinds) -> list[tuple[int, int]]:
-    """(memory_id, hop) best first, by the SQL oracle of src/graph_rank.cpp."""
+def graph_arm_oracle(store, cur, view, rank: dict, *, seed_keys, query, kinds,
+                     notes: list | None = None) -> list[tuple[int, int]]:
+    """(memory_id, hop) best first, by the SQL oracle of src/graph_rank.cpp; `notes` gets a
+    note per named seed gated as a hub (what the native ranker says)."""
     seeds_sql = SEEDS_BY_KEYS if seed_keys is not None else SEEDS_FROM_QUERY if query is not None else _NO_SEEDS
     p = {**view.params(store.tenant), **rank}
     if seed_keys is not None:
@@ -40,8 +42,12 @@ def graph_arm_oracle(store, cur, view, rank: dict, *, seed_keys, query, kinds) -
         p["query"] = query
     if kinds:
         p["kinds"] = kinds
-    return [(int(m), int(h)) for m, h in cur.execute(g.graph_arm_sql(view, seeds_sql=seeds_sql,
-                                                                      with_kinds=bool(kinds)), p).fetchall()]
+    ranked = [(int(m), int(h)) for m, h in cur.execute(g.graph_arm_sql(view, seeds_sql=seeds_sql,
+                                                                        with_kinds=bool(kinds)), p).fetchall()]
+    if notes is not None and query is not None and seed_keys is None:   # seeds the caller names are never gated
+        notes.extend(g.gated_seed_note(key, share) for key, share in cur.execute(
+            g.graph_arm_sql(view, seeds_sql=seeds_sql, with_kinds=bool(kinds), gated_seeds=True), p).fetchall())
+    return ranked
 
 
 # The id range lets the scan skip row groups by their zone maps (memory ids only grow):
@@ -96,7 +102,7 @@ def with_graph_arm(store, cur, view, first: RecallHits, *, k: int, depth: int, w
             out.append((mid, content, kind, score, None if hop == HOP_NOT_GRAPH else hop))
     else:
         engine = first.engine if first.arms else "sql"
-        ranked = graph_arm_oracle(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds)
+        ranked = graph_arm_oracle(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds, notes=notes)
         fp = {**view.params(store.tenant), **fusion, "graph_ids": [m for m, _ in ranked],
               "graph_hops": [h for _, h in ranked]}
         out = [(int(mid), content, kind, score, None if rg is None else hop)

@@ -171,13 +171,29 @@ HUB_FLOOR = 20
 GRAPH_SHARE = 1.0
 
 
+def gated_seed_note(key: str, share: float) -> str:
+    """hits.notes for a seed the graph arm gated as a hub (both engines say it the same way)."""
+    return (f"graph arm: {key!r} is filed under {share:.0%} of the visible memories (a hub), so it seeded "
+            "nothing; seed_entity= starts from it anyway")
+
+
 def neighbours_sql(view: TimeView, *, with_kinds: bool) -> str:
     return NEIGHBOURS.format(memory_visible=visible("m", view),
                              nb_kind_filter="AND nb.kind IN (SELECT unnest($kinds))" if with_kinds else "")
 
 
-def graph_arm_sql(view: TimeView, *, seeds_sql: str, with_kinds: bool) -> str:
-    return _GRAPH_ARM.format(seeds=seeds_sql, edge_visible=visible("e", view), memory_visible=visible("m", view),
+# The named seeds the arm gated as hubs (hits.notes says so), from the same CTEs: name_key
+# and share of the visible memories, in name_key order (the native ranker's seed order).
+_GATED_SEEDS = _GRAPH_ARM[:_GRAPH_ARM.index("SELECT memory_id, hop FROM graph_scored")] + """\
+SELECT e.name_key, d.deg / n_vis.n FROM reached r JOIN deg d USING (entity_id) CROSS JOIN n_vis
+JOIN anatid_entities e ON e.entity_id = r.entity_id
+WHERE r.hop = 0 AND d.hub AND NOT $named_ungated
+ORDER BY e.name_key
+"""
+
+
+def graph_arm_sql(view: TimeView, *, seeds_sql: str, with_kinds: bool, gated_seeds: bool = False) -> str:
+    return (_GATED_SEEDS if gated_seeds else _GRAPH_ARM).format(seeds=seeds_sql, edge_visible=visible("e", view), memory_visible=visible("m", view),
                              kind_filter="AND n.kind IN (SELECT unnest($kinds))" if with_kinds else "")
 
 
