@@ -1,0 +1,110 @@
+"""What the graph arm costs, as users call it, in one process, interleaved query by query:
+recall() with the graph off (weights={"graph": 0}), recall() with the defaults, and
+anatid.anatid_hybrid from a plain DuckDB statement with the defaults (checked to return
+recall()'s ids in recall()'s order on every query).
+
+    python -m benchmark.graph_arm_speed --scale 0.1      # 100k memories, 10k per tenant
+    python -m benchmark.graph_arm_speed --scale 1        # 1M memories (the issue's shape)
+
+Data: benchmark.hybrid_recall's file (its Phase 0 graph with text, 64-d embeddings and
+500 journalled writes on tenant 0), with every tenant's indexes maintained here, so the
+graph arm runs on a graph generation. Single thread. Writes
+benchmark/results/graph_arm_speed-<scale>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import duckdb
+
+from . import datagen, hybrid_recall
+
+RESULTS = Path(__file__).parent / "results"
+MACRO = ("SELECT memory_id FROM anatid.anatid_hybrid($query, tenant := $tenant, k := 10, qvec := $qvec, "
+         "depth := 50, vector_ceiling := NULL)")
+
+
+def pct(xs, q):
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def summary(xs):
+    return {"p50_ms": round(pct(xs, .5), 3), "p95_ms": round(pct(xs, .95), 3),
+            "mean_ms": round(statistics.fmean(xs), 3), "n": len(xs)}
+
+
+def main(argv=None) -> dict:
+    import anatid
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=0.1)
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--work", default="/tmp/anatid-bench")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    path = str(Path(args.work) / f"graph-arm-{args.scale:g}-64.anatid")
+    Path(args.work).mkdir(parents=True, exist_ok=True)
+    if not os.path.exists(path):
+        hybrid_recall.prepare(path, args.scale, 64, args.seed)
+        for t in range(datagen.TENANTS):
+            with anatid.Anatid.open(path, tenant=t) as db:
+                db.maintain_indexes()
+    queries = hybrid_recall.choose_queries(args.queries, 64, args.seed)
+    handles = {t: anatid.Anatid.open(path, tenant=t) for t in range(datagen.TENANTS)}
+    handles[0].connection.execute("SET threads = 1")
+    plain = handles[0].connection.cursor()
+    load = [round(x, 2) for x in os.getloadavg()]
+
+    def recall(q, weights=None):
+        return [h.memory_id for h in handles[q["tenant"]].recall(q["query"], embedding=q["qvec"], k=10,
+                                                                 weights=weights, allow_slow=True)]
+
+    ways = {
+        "recall(), graph off": lambda q: recall(q, {"graph": 0}),
+        "recall(), defaults": recall,
+        "anatid.anatid_hybrid, defaults": lambda q: [r[0] for r in plain.execute(
+            MACRO, {"query": q["query"], "tenant": q["tenant"], "qvec": q["qvec"]}).fetchall()],
+    }
+    for q in queries[:10]:    # warm: generations parsed, caches filled
+        for fn in ways.values():
+            fn(q)
+    times: dict[str, list[float]] = {k: [] for k in ways}
+    mismatches = 0
+    for i, q in enumerate(queries):
+        order = list(ways.items()) if i % 2 == 0 else list(ways.items())[::-1]
+        got = {}
+        for name, fn in order:
+            t0 = time.perf_counter()
+            got[name] = fn(q)
+            times[name].append((time.perf_counter() - t0) * 1000.0)
+        mismatches += got["anatid.anatid_hybrid, defaults"] != got["recall(), defaults"]
+    off = pct(times["recall(), graph off"], .5)
+    result = {
+        "benchmark": "graph_arm_speed", "scale": args.scale, "queries": len(queries), "k": 10, "depth": 50,
+        "threads": 1, "duckdb": duckdb.__version__, "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus", "load_before": load,
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "memories": plain.execute("SELECT count(*) FROM anatid_memories").fetchone()[0],
+        "engines": {name: {**summary(ts), "p50_vs_graph_off": round(pct(ts, .5) / off, 2)}
+                    for name, ts in times.items()},
+        "macro_vs_recall_id_mismatches": mismatches,
+    }
+    for db in handles.values():
+        db.close()
+    out = Path(args.out) if args.out else RESULTS / f"graph_arm_speed-{args.scale:g}.json"
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    for name, s in result["engines"].items():
+        print(f"{name:34s} p50 {s['p50_ms']:8.2f} ms  p95 {s['p95_ms']:8.2f} ms  x{s['p50_vs_graph_off']}")
+    print("macro vs recall() id mismatches:", mismatches, "  load", load, "->", result["load_after"])
+    return result
+
+
+if __name__ == "__main__":
+    main()
