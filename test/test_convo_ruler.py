@@ -181,3 +181,28 @@ def test_the_docs_quote_the_benchmark_results():
                 + f" | {v['all']['r10']:.3f} | {v['all']['ndcg10']:.3f} |"
             assert row in doc, (name, row)
     assert not re.search(r"CONVO_[A-Z]+_TABLE", doc)
+
+
+@pytest.mark.parametrize("maintained", [False, True], ids=["fresh", "maintained"])
+def test_a_tenant_with_no_graph_rows_is_ranked_natively_as_the_oracle_ranks_it(tmp_path, maintained):
+    # memories filed under no entity: the graph journal holds no row for the tenant, and the
+    # native ranker still fuses the first stage (a NULL entry carries its request)
+    db = Anatid.open(str(tmp_path / "plain.anatid"), tenant=2)
+    if not db.native.loaded:
+        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    with db:
+        db.remember_many([{"content": f"note {i}: the lantern festival ran late"} for i in range(30)])
+        if maintained:
+            db.maintain_indexes()
+        native = db.recall("lantern festival")
+        saved = engines._native_hybrid
+        engines._native_hybrid = None
+        try:
+            oracle = db.recall("lantern festival")
+        finally:
+            engines._native_hybrid = saved
+        assert native.engine == "native" and oracle.engine == "sql"
+        assert not any("SQL oracle" in n for n in native.notes), native.notes
+        assert len(native) == 10
+        assert [(h.memory_id, h.sources, h.hop) for h in native] == [(h.memory_id, h.sources, h.hop) for h in oracle]
+        assert [h.score for h in native] == pytest.approx([h.score for h in oracle], rel=1e-12)

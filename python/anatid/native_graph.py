@@ -32,6 +32,11 @@ from .models import Hit, RecallHits
 # count(*): the journal's row count, for the journal invariant (anatid.indexes.health.check_journal).
 _RECALL = ("SELECT anatid_graph_recall(entry, $request), count(*) FROM anatid_graph_journal "
            "WHERE tenant_id = $tenant")
+# A ranking request must be answered even when the tenant has no journal row at all (it
+# fuses the first stage): one NULL entry carries the request (anatid_graph_recall skips it),
+# and count(entry) still counts the journal's rows.
+_RANK = ("SELECT anatid_graph_recall(entry, $request), count(entry) FROM (SELECT entry FROM anatid_graph_journal "
+         "WHERE tenant_id = $tenant UNION ALL SELECT NULL)")
 
 # A tenant without a generation (a file that never ran maintain_indexes()): every graph
 # write since the file was made is in the journal, so the journal alone is the graph
@@ -40,8 +45,8 @@ _RECALL = ("SELECT anatid_graph_recall(entry, $request), count(*) FROM anatid_gr
 # canonical ABOUT edges outnumber the journal's ABOUT rows, or a relates pair has no
 # journal row; then nothing native answers (the SQL oracle does). `markers` tells whether
 # a base appeared meanwhile (then the answer is the usual base + journal one).
-_RECALL_JOURNAL_ALONE = """
-SELECT anatid_graph_recall(entry, $request), count(*), count(*) FILTER (WHERE op = 0),
+_JOURNAL_ALONE = """
+SELECT anatid_graph_recall(entry, $request), {count}, count(*) FILTER (WHERE op = 0),
        (SELECT count(*) FROM anatid_edges WHERE tenant_id = $tenant AND kind = 'about')
            > count(*) FILTER (WHERE op = 3)
        OR (SELECT count(DISTINCT (least(src_id, dst_id), greatest(src_id, dst_id))) FROM anatid_edges
@@ -50,7 +55,11 @@ SELECT anatid_graph_recall(entry, $request), count(*), count(*) FILTER (WHERE op
                   SELECT TRY_CAST(split_part(entry, '|', 3) AS BIGINT) AS a,     -- entry: op|seq|a|b|...
                          TRY_CAST(split_part(entry, '|', 4) AS BIGINT) AS b
                   FROM anatid_graph_journal WHERE tenant_id = $tenant AND op IN (1, 2)))
-FROM anatid_graph_journal WHERE tenant_id = $tenant"""
+FROM {rows}"""
+_RECALL_JOURNAL_ALONE = _JOURNAL_ALONE.format(count="count(*)", rows="anatid_graph_journal WHERE tenant_id = $tenant")
+_RANK_JOURNAL_ALONE = _JOURNAL_ALONE.format(   # with the request-only row (see _RANK)
+    count="count(entry)", rows="(SELECT entry, op FROM anatid_graph_journal WHERE tenant_id = $tenant "
+                               "UNION ALL SELECT NULL, NULL)")
 
 JOURNAL_ALONE_NOTE = ("absent: no graph generation for this tenant yet, so the graph came from its journal alone "
                       "(maintain_indexes() builds one)")
@@ -154,27 +163,27 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
     for _ in range(4):      # up to three loads, and one switch to the journal alone
         if alone:
             hits, rows, markers, short = cur.execute(
-                _RECALL_JOURNAL_ALONE, {"tenant": tenant, "request": encode_request(
+                _RECALL_JOURNAL_ALONE if rank is None else _RANK_JOURNAL_ALONE, {"tenant": tenant, "request": encode_request(
                     keys, hops, limit, kinds, valid_at, empty_base=True) + block}).fetchone()
             if not markers:
                 if notes is not None:
                     notes.append(JOURNAL_SHORT_NOTE if short else JOURNAL_ALONE_NOTE)
-                if short or (not hits and rank is not None):   # no journal row: see below
+                if short:
                     return None
                 return _hits(hits or (), rank, keys, notes)
             _journal_alone_hint(store, tenant, False)   # a base appeared: the usual read
             alone = False
             row = (hits, rows)
         else:
-            row = cur.execute(_RECALL, params).fetchone()
+            row = cur.execute(_RECALL if rank is None else _RANK, params).fetchone()
         hits = row[0] if row else None
         if hits is not None and (not hits or hits[0]["hop"] not in CONTROL_HOPS):
             health.check_journal(store, cur, tenant, ("graph",), row[1])
         if not hits or hits[0]["hop"] == HOP_NO_GENERATION:
             if hits is not None and not hits:
-                # no journal row at all: the aggregate never saw the request, so a ranking
-                # request (which must fuse the first stage) goes to the oracle's fusion
-                return [] if rank is None else None
+                return []
+            if hits is None and rank is not None:
+                return None      # not reached: the NULL entry carries the request
             # no generation (or no journal row at all): the journal alone, if it holds every row
             alone = _journal_alone_hint(store, tenant, True)
             if not alone:

@@ -636,7 +636,7 @@ def rank_ids(store, cur, view, rank, *, seed_keys, query, kinds, notes):
         elif ids is not None:
             notes.append(note if note.startswith("graph arm: ") else f"graph arm: {note}")
     if ids is None and not said:
-        notes.append("graph arm: an empty graph, fused by the SQL oracle")
+        notes.append("graph arm: no graph generation the native ranker can use, ranked by the SQL oracle")
     elif ids is None:
         notes.append("graph arm: no_graph_generation, ranked by the SQL oracle")
     return ids
