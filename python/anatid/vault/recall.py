@@ -5,10 +5,13 @@
   the top `seeds` notes join the pool, and the pool is ordered by the reranker
   when one is given, else by cosine (so without a reranker it can only add
   notes below the vector list, never above it).
-* `graph`: the graph gets a vote in the ordering. Personalised PageRank over
-  the link graph, restarted at the top vector notes, is fused with the vector
-  order by reciprocal rank fusion; the first `protect` vector positions keep
-  their place.
+* `graph`: the graph gets a vote in the ordering, by the one graph ranking that
+  recall() and anatid_hybrid run (verbs/graph_rank.with_graph_arm: src/graph_rank.cpp,
+  or its SQL oracle). The first stage is the vector order of notes (each as its best
+  chunk); the walk starts at the top notes' entities and follows the wikilinks two
+  hops; its order is fused with the vector order, the first `protect` positions
+  keeping their place; the fused chunks map back to notes by each note's best placed
+  chunk.
 
 Both graph modes also follow `superseded_by`: an outdated note's replacement takes
 its place in the list. An entity gate switches the wikilink steps off for
@@ -25,13 +28,25 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .. import validate
+from ..models import Hit, RecallHits
 from ..predicates import visible
+from ..verbs.graph_rank import with_graph_arm
 from . import tables
 from .embed import Embedder, get_embedder
-from .ingest import LINK_KINDS, VAULT_KINDS, WRITER_PREFIX, stored_embedder
+from .ingest import NOTE_KIND, VAULT_KINDS, WRITER_PREFIX, stored_embedder
 
 MODES = ("vector", "expand", "graph")
 RRF_K = 60.0
+# The graph mode's knobs on top of the one graph ranking (verbs/graph_rank.with_graph_arm),
+# passed per call; recall()'s defaults in graph_rank_sql stay as the conversational ruler chose.
+# SEED_MARGIN: a top note seeds the walk over wikilinks when its cosine is within this of the
+# best one (the old PageRank's restart temperature: a clear match walks from that note alone).
+# FANOUT: trusted hits; with one first-stage arm, trusting positions 2 and 3 only re-votes
+# the vector order (on the hand-made vault it lifted an unlinked note over linked ones), so
+# only the best note is trusted, and it is a seed anyway. Vault ruler, bridge Recall@12:
+# margin 0.05 / 0 / 0.1 with fanout 1: 0.542 / 0.559 / 0.510; fanout 3: 0.529 (docs/quality.md).
+SEED_MARGIN = 0.05
+FANOUT = 1
 
 # A reranker scores (query, note text) pairs: higher is better. A cross-encoder fits here.
 Reranker = Callable[[str, Sequence[str]], Sequence[float]]
@@ -45,7 +60,8 @@ WITH scored AS (
     WHERE v.tenant_id = $tenant AND {memory_visible} AND m.kind IN (SELECT unnest($kinds))
       AND m.writer LIKE 'vault:%' {only}
 )
-SELECT substr(writer, {cut}) AS path, max(score) AS score, arg_max(content, score) AS best
+SELECT substr(writer, {cut}) AS path, max(score) AS score, arg_max(content, score) AS best,
+       arg_max(memory_id, score) AS best_id
 FROM scored GROUP BY writer
 ORDER BY score DESC, path ASC
 LIMIT $depth
@@ -106,39 +122,12 @@ class RecallResult:
         return [h.path for h in self.hits]
 
 
-def personalized_pagerank(nodes: list[str], edges: list[tuple[str, str]], restart: dict[str, float], *,
-                          damping: float = 0.5, iterations: int = 30) -> dict[str, float]:
-    """PageRank restarted at `restart` (weights need not sum to 1) over the undirected graph."""
-    index = {n: i for i, n in enumerate(nodes)}
-    n = len(nodes)
-    if n == 0:
-        return {}
-    src = np.array([index[a] for a, b in edges] + [index[b] for a, b in edges], dtype=np.int64)
-    dst = np.array([index[b] for a, b in edges] + [index[a] for a, b in edges], dtype=np.int64)
-    deg = np.bincount(src, minlength=n).astype(np.float64)
-    p = np.zeros(n)
-    for node, w in restart.items():
-        if node in index:
-            p[index[node]] += w
-    if p.sum() <= 0:
-        return {}
-    p /= p.sum()
-    r = p.copy()
-    w = np.where(deg[src] > 0, 1.0 / np.maximum(deg[src], 1), 0.0)
-    for _ in range(iterations):
-        spread = np.zeros(n)
-        np.add.at(spread, dst, r[src] * w)
-        dangling = r[deg == 0].sum()
-        r = (1 - damping) * p + damping * (spread + dangling * p)
-    return {nodes[i]: float(r[i]) for i in range(n)}
-
-
 class VaultRecall:
     """Ask an ingested vault. One instance per open Anatid handle."""
 
     def __init__(self, db, embedder: Embedder | str | None = None, *, reranker: Reranker | None = None,
                  seeds: int = 15, max_neighbours: int = 40, depth: int = 60, protect: int = 3,
-                 damping: float = 0.5, temperature: float = 0.05, gate: bool = True):
+                 seed_margin: float = SEED_MARGIN, fanout: int = FANOUT, gate: bool = True):
         self.db = db
         cur = db.connection
         tables.ensure(cur)
@@ -150,7 +139,7 @@ class VaultRecall:
         self.embedder = embedder
         self.reranker = reranker
         self.seeds, self.max_neighbours, self.depth, self.protect = seeds, max_neighbours, depth, protect
-        self.damping, self.temperature, self.gate = damping, temperature, gate
+        self.seed_margin, self.fanout, self.gate = seed_margin, fanout, gate
         self._fail_graph: Exception | None = None  # tests inject a failure of the graph step here
 
     # -- the steps ---------------------------------------------------------------------------------
@@ -175,7 +164,7 @@ class VaultRecall:
                   "depth": self.depth if only is None else max(len(only), 1)}
         if only is not None:
             params["only"] = [WRITER_PREFIX + p for p in only]
-        return [(p, float(s), best) for p, s, best in store.read().execute(sql, params).fetchall()]
+        return [(p, float(s), best, int(mid)) for p, s, best, mid in store.read().execute(sql, params).fetchall()]
 
     def _edges(self, keys: list[str], as_of, rel_kinds=("links_to",)):
         store, view = self._view(as_of)
@@ -193,6 +182,45 @@ class VaultRecall:
                 out[by_key[a]] = by_key[b]
         return out
 
+    def _rerank(self, query, order, pool):
+        if self.reranker is None:
+            return order
+        scores = list(self.reranker(query, [pool[p][1] for p in order]))
+        return [p for _, p in sorted(zip([-float(s) for s in scores], order))]
+
+    def _one_ranking(self, order, pool, chunk_of, key_of, as_of) -> tuple[list[str], dict[str, int]]:
+        """The graph arm recall() runs (verbs/graph_rank.with_graph_arm: src/graph_rank.cpp, or
+        its SQL oracle), over the vault: the first stage is the notes in `order`, each as its
+        best chunk, scored 1 / (60 + rank) as a one-arm reciprocal rank fusion; the seeds are
+        the entities of the top notes that matched about as well as the best one (SEED_MARGIN
+        below it in cosine: a clear match walks from that note alone); relates edges are the
+        wikilinks (and superseded_by). The fused chunks map back to notes by each note's best
+        placed chunk. Returns the note order and each graph-found note's place among them."""
+        store, view = self._view(as_of)
+        cur = store.read()
+        first_notes = [p for p in order if p in chunk_of]
+        first = RecallHits([Hit(chunk_of[p], pool[p][1], NOTE_KIND, 1.0 / (RRF_K + i + 1), ("vector",))
+                            for i, p in enumerate(first_notes)], arms=("vector",), engine="sql")
+        top = pool[first_notes[0]][0] if first_notes else 0.0
+        seeds = [key_of[p] for p in first_notes[:self.seeds] if p in key_of and pool[p][0] >= top - self.seed_margin]
+        fused = with_graph_arm(store, cur, view, first, k=len(first) + self.depth, depth=self.depth, wg=1.0,
+                               seed_keys=seeds, kinds=list(VAULT_KINDS), query=None, protect=self.protect, fanout=self.fanout)
+        ids = [h.memory_id for h in fused]
+        writer = dict(cur.execute("SELECT DISTINCT memory_id, writer FROM anatid_memories WHERE tenant_id = $t "
+                                  "AND memory_id IN (SELECT unnest($ids))", {"t": store.tenant, "ids": ids}).fetchall())
+        out: list[str] = []
+        graph_rank: dict[str, int] = {}
+        for h in fused:
+            w = writer.get(h.memory_id) or ""
+            if not w.startswith(WRITER_PREFIX):
+                continue
+            p = w[len(WRITER_PREFIX):]
+            if p not in out:
+                out.append(p)
+                if "graph" in h.sources:
+                    graph_rank[p] = len(graph_rank) + 1
+        return out, graph_rank
+
     # -- the modes ---------------------------------------------------------------------------------
     def ask(self, query: str, *, mode: str = "graph", k: int = 12, as_of=None,
             embedding: np.ndarray | None = None) -> RecallResult:
@@ -202,8 +230,8 @@ class VaultRecall:
         vec = self._vector(qvec, as_of)
         titles, by_key, key_of = self._catalogue()
         base = RecallResult(query, "vector", [
-            NoteHit(p, titles.get(p, p), s, ("vector",), i + 1, None, best) for i, (p, s, best) in enumerate(vec)],
-            vector_pool=[p for p, _, _ in vec])
+            NoteHit(p, titles.get(p, p), s, ("vector",), i + 1, None, best) for i, (p, s, best, _) in enumerate(vec)],
+            vector_pool=[p for p, _, _, _ in vec])
         if mode == "vector":
             base.hits = base.hits[:k]
             return base
@@ -221,8 +249,9 @@ class VaultRecall:
 
     def _graph_step(self, query, qvec, mode, vec, base, as_of, titles, by_key, key_of) -> RecallResult:
         gated = self.gate and looks_like_name(query, set(by_key))
-        pool = {p: (s, best) for p, s, best in vec}
-        order = [p for p, _, _ in vec]
+        pool = {p: (s, best) for p, s, best, _ in vec}
+        chunk_of = {p: mid for p, _, _, mid in vec}     # each note's best chunk: its memory in the first stage
+        order = [p for p, _, _, _ in vec]
         graph_rank: dict[str, int] = {}
         added: list[str] = []
         notes = []
@@ -232,64 +261,32 @@ class VaultRecall:
             if named not in pool:
                 got = self._vector(qvec, as_of, only=[named])
                 pool[named] = (got[0][1], got[0][2]) if got else (0.0, "")
+                if got:
+                    chunk_of[named] = got[0][3]
             order = [named] + [p for p in order if p != named]
         if gated:
+            order = self._rerank(query, order, pool)
             notes.append("entity gate: name-shaped query, wikilink expansion off")
-        else:
-            seeds = order[:self.seeds]
-            seed_keys = [key_of[p] for p in seeds if p in key_of]
-            hop1 = self._edges(seed_keys, as_of)
+        elif mode == "expand":
+            seed_keys = [key_of[p] for p in order[:self.seeds] if p in key_of]
             neighbours = []
-            for a, b, _ in hop1:
+            for a, b, _ in self._edges(seed_keys, as_of):
                 for x in (a, b):
                     p = by_key.get(x)
                     if p is not None and p not in pool and p not in neighbours:
                         neighbours.append(p)
-            if mode == "expand":
-                added = neighbours[:self.max_neighbours]
-                if added:
-                    for p, s, best in self._vector(qvec, as_of, only=added):
-                        pool[p] = (s, best)
-                order = sorted(pool, key=lambda p: (-pool[p][0], p))
-            else:
-                nodes_keys = set(seed_keys)
-                edges = []
-                for a, b, _ in hop1:
-                    nodes_keys.update((a, b))
-                    edges.append((a, b))
-                for a, b, _ in self._edges(sorted(nodes_keys - set(seed_keys)), as_of):
-                    if (a, b) not in edges:
-                        edges.append((a, b))
-                        nodes_keys.update((a, b))
-                # restart in proportion to how much better than the rest each seed matched:
-                # a query that clearly names one note walks from that note
-                top = pool[seeds[0]][0] if seeds else 0.0
-                restart = {key_of[p]: float(np.exp((pool[p][0] - top) / self.temperature))
-                           for p in seeds if p in key_of}
-                ppr = personalized_pagerank(sorted(nodes_keys), edges, restart, damping=self.damping)
-                # rank by what arrived over links, not by the restart mass a seed gives itself
-                total = sum(restart.values()) or 1.0
-                walked = {x: v - (1 - self.damping) * restart.get(x, 0.0) / total for x, v in ppr.items()}
-                ranked = sorted((x for x in walked if x in by_key and walked[x] > 1e-12),
-                                key=lambda x: (-walked[x], x))
-                graph_rank = {by_key[x]: i + 1 for i, x in enumerate(ranked)}
-                extra = [p for p in graph_rank if p not in pool]
-                if extra:
-                    for p, s, best in self._vector(qvec, as_of, only=extra):
-                        pool[p] = (s, best)
-                added = [p for p in extra if p in pool]
-        if self.reranker is not None:
-            scores = list(self.reranker(query, [pool[p][1] for p in order]))
-            order = [p for _, p in sorted(zip([-float(s) for s in scores], order))]
-        if graph_rank:
-            base_rank = {p: i + 1 for i, p in enumerate(order)}
-            protected = order[:self.protect]
-            fused = {p: 1.0 / (RRF_K + base_rank[p]) if p in base_rank else 0.0 for p in pool}
-            for p, r in graph_rank.items():
-                if p in fused:
-                    fused[p] += 1.0 / (RRF_K + r)
-            rest = sorted((p for p in fused if p not in protected), key=lambda p: (-fused[p], p))
-            order = protected + rest
+            added = neighbours[:self.max_neighbours]
+            if added:
+                for p, s, best, _ in self._vector(qvec, as_of, only=added):
+                    pool[p] = (s, best)
+            order = self._rerank(query, sorted(pool, key=lambda p: (-pool[p][0], p)), pool)
+        else:
+            order, graph_rank = self._one_ranking(self._rerank(query, order, pool), pool, chunk_of, key_of, as_of)
+            added = [p for p in graph_rank if p not in pool]
+            if added:
+                for p, s, best, _ in self._vector(qvec, as_of, only=added):
+                    pool[p] = (s, best)
+            order = [p for p in order if p in pool]
         # superseded_by: the replacement takes the outdated note's place. The two swap when
         # both are listed; otherwise the outdated note moves to the end. Either way no other
         # note moves, so following supersessions costs the other questions nothing.

@@ -58,14 +58,16 @@ WHERE m.memory_id IN (SELECT unnest($ids)) AND m.memory_id BETWEEN $lo AND $hi A
 
 
 def with_graph_arm(store, cur, view, first: RecallHits, *, k: int, depth: int, wg: float, seed_keys, kinds,
-                   query: str | None) -> RecallHits:
+                   query: str | None, protect: int | None = None, fanout: int | None = None) -> RecallHits:
     """`first`: the text+vector fusion (best first, up to `depth` hits); `query`: the text
-    whose named entities seed the arm (None: no query seeds). Returns the k hits of the
-    three-arm fusion."""
-    trusted = [h.memory_id for h in first[:g.FANOUT]]
+    whose named entities seed the arm (None: no query seeds); `protect`, `fanout`: how many
+    first-stage positions keep their place and how many are trusted (None: PROTECT, FANOUT;
+    vault recall passes its own). Returns the k hits of the three-arm fusion."""
+    fanout = g.FANOUT if fanout is None else int(fanout)
+    trusted = [h.memory_id for h in first[:fanout]]
     # Episode neighbours only of trusted hits that every first-stage arm found: a hit one
     # arm alone ranks high is often a greeting or filler turn, and its neighbours are too.
-    agreed = [h.memory_id for h in first[:g.FANOUT]
+    agreed = [h.memory_id for h in first[:fanout]
               if not g.NEIGHBOUR_AGREED or (len(first.arms) > 1 and set(first.arms) <= set(h.sources))]
     extras = []
     if agreed and g.NEIGHBOUR > 0:
@@ -77,7 +79,7 @@ def with_graph_arm(store, cur, view, first: RecallHits, *, k: int, depth: int, w
                   for nb, src, _ in cur.execute(g.neighbours_sql(view, with_kinds=bool(kinds)), p).fetchall()]
     rank = rank_request(depth, trusted, extras, seeds_given=seed_keys is not None)
     fusion = {"first_ids": [h.memory_id for h in first], "first_scores": [float(h.score) for h in first],
-              "protect": g.PROTECT, "wg": wg * g.GRAPH_SHARE, "k": k}
+              "protect": g.PROTECT if protect is None else int(protect), "wg": wg * g.GRAPH_SHARE, "k": k}
     notes = list(first.notes)
     by_id = {h.memory_id: h for h in first}
     # the native ranker fuses too (src/graph_rank.cpp, Fuse): only graph-only hits need their rows
