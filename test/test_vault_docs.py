@@ -36,3 +36,25 @@ def test_hook_block_is_valid():
     (block,) = _blocks("json")
     hook = json.loads(block)["hooks"]["Stop"][0]["hooks"][0]
     assert hook["type"] == "command" and hook["command"].startswith("anatid hook stop")
+
+
+def test_quality_doc_quotes_the_vault_ruler_results():
+    # docs/quality.md's hashing tables are benchmark/results/vault-ruler-hashing*.json, not typed in
+    root = DOC.parents[1]
+    doc = (root / "docs" / "quality.md").read_text(encoding="utf-8")
+
+    def row(s, mode):
+        ab = "" if s["above_outdated"] is None else f"{s['above_outdated']:.3f}"
+        return (f"| {s['query_class']} | {mode} | {s['n']} | {s['recall']:.3f} | {s['mrr']:.3f} | "
+                f"{s['ndcg']:.3f} | {ab} |")
+
+    now = json.loads((root / "benchmark" / "results" / "vault-ruler-hashing.json").read_text())["scores"]
+    before = json.loads((root / "benchmark" / "results" / "vault-ruler-hashing-pagerank.json").read_text())["scores"]
+    assert len(now) == 12 and len(before) == 12       # four classes by three modes
+    for s in now:
+        assert row(s, s["mode"]) in doc, row(s, s["mode"])
+        if s["mode"] == "graph":
+            assert row(s, "graph, one graph ranking") in doc, s
+    for s in before:
+        if s["mode"] == "graph":
+            assert row(s, "graph, PageRank (before)") in doc, s

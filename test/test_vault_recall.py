@@ -107,3 +107,22 @@ def test_ab_row_records_what_the_graph_changed(db):
                                    "FROM anatid_ab_recall").fetchall()
     assert len(stored) == 1 and stored[0][0] == q and stored[0][2] == "graph"
     assert stored[0][5] == row["new_in_top"] >= 1
+
+
+def test_native_ranker_and_sql_oracle_give_the_vault_the_same_order(tmp_path, monkeypatch):
+    from anatid import engines
+    from anatid.vault.gold import build_gold
+    from anatid.vault.synth import generate
+    generate(tmp_path / "v", notes=60, seed=5)
+    with Anatid.open(str(tmp_path / "s.anatid")) as handle:
+        ingest_vault(handle, tmp_path / "v", embedder="hashing", now=at(1))
+        if not handle._store.native.loaded:
+            pytest.skip("the native extension is not loaded: only the SQL oracle can answer")
+        rec = VaultRecall(handle)
+        queries = [q["query"] for q in build_gold(tmp_path / "v", n_per_class=8, seed=2)]
+        native = [rec.ask(q, mode="graph", k=12) for q in queries]
+        monkeypatch.setattr(engines, "graph_arm", lambda *a, **kw: None)   # the oracle answers
+        oracle = [rec.ask(q, mode="graph", k=12) for q in queries]
+    assert any("graph" in h.sources for r in native for h in r.hits)    # the graph arm did vote
+    assert [r.paths for r in native] == [r.paths for r in oracle]
+    assert not any(r.notes and "failed" in " ".join(r.notes) for r in native + oracle)
