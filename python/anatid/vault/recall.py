@@ -43,8 +43,10 @@ RRF_K = 60.0
 # best one (the old PageRank's restart temperature: a clear match walks from that note alone).
 # FANOUT: trusted hits; with one first-stage arm, trusting positions 2 and 3 only re-votes
 # the vector order (on the hand-made vault it lifted an unlinked note over linked ones), so
-# only the best note is trusted, and it is a seed anyway. Vault ruler, bridge Recall@12:
-# margin 0.05 / 0 / 0.1 with fanout 1: 0.542 / 0.559 / 0.510; fanout 3: 0.529 (docs/quality.md).
+# only the best note is trusted, and it is a seed anyway. On the vault ruler (docs/quality.md,
+# run_eval with VaultRecall(db, seed_margin=..., fanout=...)), bridge Recall@12 for margin
+# 0.05 / 0 / 0.1 at fanout 1 was 0.542 / 0.559 / 0.510, and 0.529 at fanout 3: 0.05 is kept
+# as the old temperature rather than the ruler's best, which seeds the query's own note alone.
 SEED_MARGIN = 0.05
 FANOUT = 1
 
