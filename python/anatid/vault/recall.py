@@ -206,7 +206,8 @@ class VaultRecall:
         top = pool[first_notes[0]][0] if first_notes else 0.0
         seeds = [key_of[p] for p in first_notes[:self.seeds] if p in key_of and pool[p][0] >= top - self.seed_margin]
         fused = with_graph_arm(store, cur, view, first, k=len(first) + self.depth, depth=self.depth, wg=1.0,
-                               seed_keys=seeds, kinds=list(VAULT_KINDS), query=None, protect=self.protect, fanout=self.fanout)
+                               seed_keys=seeds, kinds=list(VAULT_KINDS), query=None, protect=self.protect,
+                               fanout=self.fanout)
         ids = [h.memory_id for h in fused]
         writer = dict(cur.execute("SELECT DISTINCT memory_id, writer FROM anatid_memories WHERE tenant_id = $t "
                                   "AND memory_id IN (SELECT unnest($ids))", {"t": store.tenant, "ids": ids}).fetchall())
