@@ -346,7 +346,8 @@ def peers_best(engines: dict) -> dict:
                     and v.get("mismatches") == 0 and ("with content" in k) == (kind == "with content")]
             if rows:
                 p50, name = min(rows)
-                out[f"{peer}, {kind}"] = {"engine": name, "p50_ms": p50, "p95_ms": engines[name]["p95_ms"]}
+                # not "p50_ms": benchmark.charts would draw this copy as one more engine
+                out[f"{peer}, {kind}"] = {"engine": name, "p50_p95_ms": [p50, engines[name]["p95_ms"]]}
     return out
 
 
@@ -357,7 +358,7 @@ def ratios(engines: dict, best: dict) -> dict:
         for peer in ("ladybug", "duckdb by hand"):
             b = best.get(f"{peer}, {kind}")
             if ours in engines and "p50_ms" in engines[ours] and b:
-                out[f"{ours} / {peer} best ({kind})"] = round(engines[ours]["p50_ms"] / b["p50_ms"], 4)
+                out[f"{ours} / {peer} best ({kind})"] = round(engines[ours]["p50_ms"] / b["p50_p95_ms"][0], 4)
     return out
 
 
