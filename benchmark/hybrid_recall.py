@@ -14,7 +14,11 @@ Self-checking: the native ids and order are compared with the SQL oracle's on ev
 query before any time is reported; LadybugDB's with the oracle's as well (it computes in
 float32 and its own BM25 query, so a few mismatches there are reported, not hidden).
 LadybugDB 0.22's fts and vector extensions download on INSTALL and fail offline, so it
-runs exact scans: cosine over a FLOAT[64] column, BM25 over a postings node table.
+runs exact scans: cosine over a FLOAT[64] column, BM25 in several formulations (a postings
+node table; term nodes with a HAS_TERM relationship). A "DuckDB by hand" peer runs the same
+in plain SQL without anatid. Neither peer has a graph arm: both are checked against the
+oracle with the graph arm off and compared with our engines at those weights; each peer's
+fastest formulation with 0 mismatches is `peers_best` in the results.
 Single thread everywhere. Writes benchmark/results/hybrid_recall-<scale>.json.
 """
 from __future__ import annotations
@@ -216,6 +220,7 @@ def refresh(path: str, dim: int, seed: int) -> None:
     with anatid.Anatid.open(path) as db:
         text_index.maintain(db._store, all_tenants=True)
         vector_index.maintain(db._store, all_tenants=True)
+        db.maintain_indexes(all_tenants=True, indexes=("graph",))   # read by anatid_hybrid's graph stage
     journal_500(path, dim, np.random.default_rng(seed + 99))
     print(f"refreshed {path} in {time.perf_counter() - t0:.1f} s (erased the {erased} memories the benchmark "
           "wrote last, journalled 500)", flush=True)
