@@ -104,37 +104,64 @@ def verb_engine(path):
 
 # ---- LadybugDB -----------------------------------------------------------------------------
 
-# Cypher formulations of the same contract (LadybugDB 0.22 has no CALL subqueries and
-# SHORTEST needs a lower bound of 1, hence the two-query forms merged in Python: hop 0
-# first, then the walk, skipping memories already found at hop 0).
+# Cypher formulations of the same contract, every one reported (ids checked against the
+# oracle like ours). LadybugDB 0.22 has no CALL subqueries and SHORTEST needs a lower bound
+# of 1, hence the forms merged in Python: hop 0 first, then the walk, skipping memories
+# already found. The fastest is three fixed-length statements (hop 0, 1, 2), each asking
+# for LIMIT + the ids found so far (a hop-2 walk can come back to the seed or a hop-1
+# entity: those memories are already found and skipped), stopping once LIMIT are found.
 _HOP0 = ("MATCH (s:Entity {id: $id})<-[:About]-(m:Memory) WHERE m.visible "
-         "RETURN m.id AS id ORDER BY id DESC LIMIT $lim")
+         "RETURN m.id AS id%s ORDER BY id DESC LIMIT $lim")
 _WALK = ("MATCH (s:Entity {id: $id})-[r:Relates*%s 1..2]-(e:Entity)<-[:About]-(m:Memory) WHERE m.visible "
          "RETURN m.id AS id, min(length(r)) AS h ORDER BY h, id DESC LIMIT $lim")
+_HOP1 = ("MATCH (s:Entity {id: $id})-[:Relates]-(e:Entity)<-[:About]-(m:Memory) WHERE m.visible "
+         "RETURN DISTINCT m.id AS id%s ORDER BY id DESC LIMIT $lim")
+_HOP2 = ("MATCH (s:Entity {id: $id})-[:Relates]-(:Entity)-[:Relates]-(e:Entity)<-[:About]-(m:Memory) "
+         "WHERE m.visible RETURN DISTINCT m.id AS id%s ORDER BY id DESC LIMIT $lim")
+_CONTENT = ", m.content AS content"
 LADYBUG_SINGLE = {
     "var-length 0..2, min(length)":
         "MATCH (s:Entity {id: $id})-[r:Relates*0..2]-(e:Entity)<-[:About]-(m:Memory) WHERE m.visible "
         "RETURN m.id AS id, min(length(r)) AS h ORDER BY h, id DESC LIMIT $lim",
 }
 LADYBUG_TWO_STEP = {
-    "hop 0 + SHORTEST 1..2": (_HOP0, _WALK % " SHORTEST"),
-    "hop 0 + var-length 1..2": (_HOP0, _WALK % ""),
+    "hop 0 + SHORTEST 1..2": (_HOP0 % "", _WALK % " SHORTEST"),
+    "hop 0 + var-length 1..2": (_HOP0 % "", _WALK % ""),
 }
+# (statements, prepared?, with content?)
+LADYBUG_PER_HOP = {
+    "three fixed-length statements (hop 0, 1, 2), merged": ((_HOP0 % "", _HOP1 % "", _HOP2 % ""), False),
+    "three fixed-length statements, prepared": ((_HOP0 % "", _HOP1 % "", _HOP2 % ""), True),
+    "three fixed-length statements, prepared, with content":
+        ((_HOP0 % _CONTENT, _HOP1 % _CONTENT, _HOP2 % _CONTENT), True),
+}
+# One statement: the three fixed-length hops as UNION ALL branches, each with its own order
+# and limit (LIMIT for hop 0; 2 x LIMIT for hops 1 and 2, enough since a later hop is only
+# needed while fewer than LIMIT are found), merged in the client the same way.
+_UNION = " UNION ALL ".join(f"{stmt.replace('$lim', lim).replace(' AS id', ' AS id, %d AS h' % h, 1)}"
+                            for h, (stmt, lim) in enumerate(((_HOP0, "$lim"), (_HOP1, "$lim2"), (_HOP2, "$lim2"))))
+LADYBUG_UNION = {"one statement, UNION ALL of the three fixed-length hops, prepared": _UNION % ("", "", "")}
 
 
-def ladybug_load(con, work: Path, compression: bool):
-    import ladybug as lb
+def export_graph(con, work: Path) -> None:
+    """The current graph as parquet, for the peers: entities, visible memories (with content),
+    about edges of visible memories, current relates edges."""
     work.mkdir(parents=True, exist_ok=True)
     exports = {
         "entity": "SELECT entity_id AS id, tenant_id AS tenant, name_key AS key FROM anatid_entities",
-        "memory": "SELECT memory_id AS id, tenant_id AS tenant, (tx_to IS NULL AND valid_to IS NULL) AS visible "
-                  "FROM anatid_memories",
+        "memory": "SELECT memory_id AS id, tenant_id AS tenant, (tx_to IS NULL AND valid_to IS NULL) AS visible, "
+                  "content FROM anatid_memories",
         "about": "SELECT src_id AS \"from\", dst_id AS \"to\" FROM anatid_edges WHERE kind = 'about'",
         "relates": "SELECT src_id AS \"from\", dst_id AS \"to\" FROM anatid_edges WHERE kind = 'relates' "
                    "AND tx_to IS NULL AND valid_to IS NULL",
     }
     for name, sql in exports.items():
         con.execute(f"COPY ({sql}) TO '{work / name}.parquet' (FORMAT parquet)")
+
+
+def ladybug_load(con, work: Path, compression: bool):
+    import ladybug as lb
+    export_graph(con, work)
     dbdir = work / f"lb-{'c' if compression else 'nc'}"
     if dbdir.exists():
         import shutil
@@ -143,7 +170,7 @@ def ladybug_load(con, work: Path, compression: bool):
     db = lb.Database(str(dbdir), compression=compression)
     c = lb.Connection(db)
     c.execute("CREATE NODE TABLE Entity(id INT64, tenant INT64, key STRING, PRIMARY KEY(id))")
-    c.execute("CREATE NODE TABLE Memory(id INT64, tenant INT64, visible BOOLEAN, PRIMARY KEY(id))")
+    c.execute("CREATE NODE TABLE Memory(id INT64, tenant INT64, visible BOOLEAN, content STRING, PRIMARY KEY(id))")
     c.execute("CREATE REL TABLE About(FROM Memory TO Entity)")
     c.execute("CREATE REL TABLE Relates(FROM Entity TO Entity)")
     c.execute(f"COPY Entity FROM '{work / 'entity.parquet'}'")
@@ -153,6 +180,20 @@ def ladybug_load(con, work: Path, compression: bool):
     return db, time.perf_counter() - t0
 
 
+def merge_hops(run_hop, n_hops):
+    """Hop by hop, each asked for LIMIT + found ids, skipping ids already found."""
+    found: list = []
+    seen: set = set()
+    for h in range(n_hops):
+        for row in run_hop(h, LIMIT + len(found)):
+            if row[0] not in seen:
+                seen.add(row[0])
+                found.append(row)
+                if len(found) == LIMIT:
+                    return found
+    return found
+
+
 def ladybug_engines(db, threads_options):
     import ladybug as lb
 
@@ -160,6 +201,12 @@ def ladybug_engines(db, threads_options):
         out = []
         while res.has_next():
             out.append(int(res.get_next()[0]))
+        return out
+
+    def rows_of(res):
+        out = []
+        while res.has_next():
+            out.append(res.get_next())
         return out
 
     engines = {}
@@ -178,7 +225,141 @@ def ladybug_engines(db, threads_options):
                 rest = ids_of(conn.execute(walk, {"id": q["entity_id"], "lim": LIMIT + len(first)}))
                 return (first + [m for m in rest if m not in seen])[:LIMIT]
             engines[f"ladybug: {label}, {threads} thread(s)"] = two_step
+        for label, (stmts, prepared) in LADYBUG_PER_HOP.items():
+            stmts = [conn.prepare(s) for s in stmts] if prepared else list(stmts)
+
+            def per_hop(q, conn=conn, stmts=stmts):
+                rows = merge_hops(lambda h, lim: rows_of(conn.execute(stmts[h], {"id": q["entity_id"], "lim": lim})),
+                                  len(stmts))
+                return [int(r[0]) for r in rows]
+            engines[f"ladybug: {label}, {threads} thread(s)"] = per_hop
+        for label, query in LADYBUG_UNION.items():
+            stmt = conn.prepare(query)
+
+            def union(q, conn=conn, stmt=stmt):
+                rows = rows_of(conn.execute(stmt, {"id": q["entity_id"], "lim": LIMIT, "lim2": 2 * LIMIT}))
+                by_hop = [[r for r in rows if r[1] == h] for h in range(HOPS + 1)]
+                return [int(r[0]) for r in merge_hops(lambda h, lim: by_hop[h], HOPS + 1)]
+            engines[f"ladybug: {label}, {threads} thread(s)"] = union
     return engines
+
+
+# ---- DuckDB by hand ------------------------------------------------------------------------
+
+# What a user would write in plain DuckDB over the same current graph, without anatid: an
+# in-memory DuckDB (one thread) holding the exported tables, seeded by entity id like
+# LadybugDB. "adjacency lists": one row per entity with its neighbours and its visible
+# memories (descending) denormalised into LIST columns, behind a primary key.
+HAND_SETUP = [
+    "CREATE TABLE mem AS SELECT id, content FROM read_parquet('{w}/memory.parquet') WHERE visible ORDER BY id",
+    "CREATE TABLE about AS SELECT a.\"to\" AS entity_id, a.\"from\" AS memory_id FROM read_parquet('{w}/about.parquet') a "
+    "JOIN read_parquet('{w}/memory.parquet') m ON m.id = a.\"from\" WHERE m.visible ORDER BY entity_id, memory_id DESC",
+    "CREATE TABLE rel AS SELECT DISTINCT * FROM (SELECT \"from\" AS a, \"to\" AS b FROM read_parquet('{w}/relates.parquet') "
+    "UNION ALL SELECT \"to\", \"from\" FROM read_parquet('{w}/relates.parquet')) ORDER BY a, b",
+    "CREATE TABLE adj (entity_id BIGINT PRIMARY KEY, nbrs BIGINT[], mems BIGINT[])",
+    "INSERT INTO adj SELECT e.id, (SELECT list(b ORDER BY b) FROM rel WHERE a = e.id), "
+    "(SELECT list(memory_id ORDER BY memory_id DESC) FROM about WHERE entity_id = e.id) "
+    "FROM read_parquet('{w}/entity.parquet') e",
+]
+_HAND_JOIN = """
+WITH h1 AS (SELECT DISTINCT b AS e FROM rel WHERE a = $id),
+     h2 AS (SELECT DISTINCT r.b AS e FROM rel r JOIN h1 ON r.a = h1.e),
+     ents AS (SELECT e, min(h) AS h FROM (SELECT $id AS e, 0 AS h UNION ALL SELECT e, 1 FROM h1
+                                          UNION ALL SELECT e, 2 FROM h2) GROUP BY e),
+     hits AS (SELECT a.memory_id AS id, min(ents.h) AS hop FROM about a JOIN ents ON a.entity_id = ents.e
+              GROUP BY 1 ORDER BY hop, id DESC LIMIT $lim)
+SELECT hits.id{content} FROM hits{join} ORDER BY hop, hits.id DESC"""
+_HAND_LISTS = """
+WITH s AS (SELECT nbrs, mems FROM adj WHERE entity_id = $id),
+     e1 AS (SELECT a.nbrs, a.mems FROM adj a WHERE a.entity_id IN (SELECT unnest(nbrs) FROM s)),
+     e2 AS (SELECT a.mems FROM adj a WHERE a.entity_id IN (SELECT unnest(nbrs) FROM e1)),
+     cand AS (SELECT unnest(mems) AS id, 0 AS h FROM s UNION ALL SELECT unnest(mems), 1 FROM e1
+              UNION ALL SELECT unnest(mems), 2 FROM e2),
+     hits AS (SELECT id, min(h) AS hop FROM cand GROUP BY id ORDER BY hop, id DESC LIMIT $lim)
+SELECT hits.id{content} FROM hits{join} ORDER BY hop, hits.id DESC"""
+
+
+def hand_load(work: Path):
+    con = duckdb.connect()
+    con.execute("SET threads = 1")
+    t0 = time.perf_counter()
+    for sql in HAND_SETUP:
+        con.execute(sql.format(w=work))
+    return con, time.perf_counter() - t0
+
+
+def hand_engines(con):
+    join = " JOIN mem ON mem.id = hits.id"
+    engines = {}
+    for label, sql in (("join over edge tables, one statement", _HAND_JOIN),
+                       ("adjacency lists, one statement", _HAND_LISTS)):
+        for content in (False, True):
+            stmt = sql.format(content=", mem.content" if content else "", join=join if content else "")
+
+            def one(q, stmt=stmt):
+                return [r[0] for r in con.execute(stmt, {"id": q["entity_id"], "lim": LIMIT}).fetchall()]
+            engines[f"duckdb by hand: {label}{', with content' if content else ''}"] = one
+
+    # the client walks the adjacency lists hop by hop: one primary-key lookup per hop (the
+    # frontier's rows), memories merged in the client, content fetched for the LIMIT found
+    def walk(q, content=False):
+        row = con.execute("SELECT nbrs, mems FROM adj WHERE entity_id = $id", {"id": q["entity_id"]}).fetchone()
+        if row is None:
+            return []
+        nbrs, mems = row[0] or [], row[1] or []
+        found = list(mems[:LIMIT])
+        seen_m, seen_e = set(found), {q["entity_id"]}
+        frontier = sorted(set(nbrs) - seen_e)
+        for _hop in range(1, HOPS + 1):
+            if len(found) >= LIMIT or not frontier:
+                break
+            seen_e.update(frontier)
+            rows = con.execute("SELECT nbrs, mems FROM adj WHERE entity_id IN (SELECT unnest($ids))",
+                               {"ids": frontier}).fetchall()
+            new = sorted({m for _, ms in rows for m in (ms or [])} - seen_m, reverse=True)
+            found.extend(new[:LIMIT - len(found)])
+            seen_m.update(new)
+            frontier = sorted({e for ns, _ in rows for e in (ns or [])} - seen_e)
+        if content and found:
+            got = dict(con.execute("SELECT id, content FROM mem WHERE id IN (SELECT unnest($ids))", {"ids": found}
+                                   ).fetchall())
+            return [m for m in found if m in got]
+        return found
+    engines["duckdb by hand: adjacency lists, client walk (a lookup per hop)"] = walk
+    engines["duckdb by hand: adjacency lists, client walk, with content"] = lambda q: walk(q, True)
+    return engines
+
+
+# ---- the comparison -------------------------------------------------------------------------
+
+IDS, VERB = "native (anatid_graph_recall, ids)", "anatid verb recall_2hop (native, with content)"
+MACRO = "native (anatid.anatid_recall_2hop macro)"
+
+
+def peers_best(engines: dict) -> dict:
+    """Per peer, its fastest formulation by p50 among those with 0 mismatches, ids only and
+    with content (a formulation with mismatches is reported, never quoted)."""
+    out = {}
+    for peer in ("ladybug", "duckdb by hand"):
+        for kind in ("ids", "with content"):
+            rows = [(v["p50_ms"], k) for k, v in engines.items() if k.startswith(peer + ":")
+                    and v.get("mismatches") == 0 and ("with content" in k) == (kind == "with content")]
+            if rows:
+                p50, name = min(rows)
+                # not "p50_ms": benchmark.charts would draw this copy as one more engine
+                out[f"{peer}, {kind}"] = {"engine": name, "p50_p95_ms": [p50, engines[name]["p95_ms"]]}
+    return out
+
+
+def ratios(engines: dict, best: dict) -> dict:
+    """Ours over each peer's best, p50: ids against ids, the verb (content) against content."""
+    out = {}
+    for ours, kind in ((IDS, "ids"), (MACRO, "ids"), (VERB, "with content")):
+        for peer in ("ladybug", "duckdb by hand"):
+            b = best.get(f"{peer}, {kind}")
+            if ours in engines and "p50_ms" in engines[ours] and b:
+                out[f"{ours} / {peer} best ({kind})"] = round(engines[ours]["p50_ms"] / b["p50_p95_ms"][0], 4)
+    return out
 
 
 # ---- the run ------------------------------------------------------------------------------
@@ -326,15 +507,26 @@ def run(args) -> dict:
     engines = anatid_engines(db, view)
     verb, handles = verb_engine(path)
     engines["anatid verb recall_2hop (native, with content)"] = verb
+    exported = False
     if not args.no_ladybug:
         try:
             import ladybug  # noqa: F401
             lbdb, lb_load = ladybug_load(db.connection, Path(f"/tmp/anatid-bench-lb-{args.scale:g}"), args.lb_compression)
+            exported = True
             result["ladybug"] = {"version": getattr(ladybug, "__version__", "?"), "load_s": round(lb_load, 2),
                                  "compression": args.lb_compression}
             engines.update(ladybug_engines(lbdb, args.lb_threads))
         except ImportError:
             result["notes"].append("ladybug not installed (pip install ladybug): skipped")
+    if not args.no_hand:
+        work = Path(f"/tmp/anatid-bench-lb-{args.scale:g}")
+        if not exported:
+            export_graph(db.connection, work)
+        hand, hand_s = hand_load(work)
+        result["duckdb_by_hand"] = {"load_s": round(hand_s, 2), "threads": 1,
+                                    "tables": "mem(id, content), about(entity_id, memory_id), rel(a, b) both ways, "
+                                              "adj(entity_id PRIMARY KEY, nbrs BIGINT[], mems BIGINT[])"}
+        engines.update(hand_engines(hand))
 
     oracle_cpu: list = []
     want, base_samples = timed(engines["sql oracle (ids)"], queries, cpu=oracle_cpu)
@@ -361,8 +553,12 @@ def run(args) -> dict:
         print(f"{name:55s} p50 {_pct(samples, .5):8.3f} ms  p95 {_pct(samples, .95):8.3f}  "
               f"p99 {_pct(samples, .99):8.3f}  mismatches {mismatches}", flush=True)
 
-    result["journal"] = journal_overhead(db, path, queries)
-    print("journal:", {k: v for k, v in result["journal"].items() if k != "cache_paths"}, flush=True)
+    result["peers_best"] = peers_best(result["engines"])
+    result["ratios_p50"] = ratios(result["engines"], result["peers_best"])
+    print("best peers:", json.dumps(result["peers_best"]), "\nratios:", json.dumps(result["ratios_p50"]), flush=True)
+    if not args.no_journal:
+        result["journal"] = journal_overhead(db, path, queries)
+        print("journal:", {k: v for k, v in result["journal"].items() if k != "cache_paths"}, flush=True)
     result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     for h in handles.values():
         h.close()
@@ -378,7 +574,9 @@ def main(argv=None) -> None:
     ap.add_argument("--data-seed", type=int, default=20260101)
     ap.add_argument("--db", default=None, help="anatid file to (re)create")
     ap.add_argument("--no-ladybug", action="store_true")
-    ap.add_argument("--lb-threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--no-hand", action="store_true", help="skip the plain-DuckDB-by-hand peer")
+    ap.add_argument("--no-journal", action="store_true", help="skip the journal-overhead measurement")
+    ap.add_argument("--lb-threads", type=int, nargs="+", default=[1])
     ap.add_argument("--lb-compression", action=argparse.BooleanOptionalAction, default=False,
                     help="LadybugDB 0.22 compression (off by default: it returned wrong ids in our runs)")
     ap.add_argument("--out", type=Path, default=None)
