@@ -158,6 +158,15 @@ def remember(store, content: str, entities=None, *, kind: str = "fact", confiden
              now=None) -> Memory:
     content, names, kind, confidence, vec, writer, vf, vt = _validate_memory_args(
         store, content, entities, kind, confidence, embedding, writer, episode, valid_from, valid_to)
+    alone = lambda: _remember_alone(store, content, names, kind, confidence, vec, writer,  # noqa: E731
+                                    episode, vf, vt, now)
+    if now is not None or store.in_transaction or store.read_only:
+        # an explicit instant, or a caller's transaction(), is one write of its own
+        return alone()
+    return store.group.submit((content, names, kind, confidence, vec, writer, vf, vt, episode), alone)
+
+
+def _remember_alone(store, content, names, kind, confidence, vec, writer, episode, vf, vt, now) -> Memory:
     dim_before = store.embedding_dim
     try:
         with store.write() as cur:
