@@ -101,6 +101,27 @@ def plain_round(con: duckdb.DuckDBPyConnection, n: int, rng: random.Random, star
     return lat
 
 
+def plain_profile(con: duckdb.DuckDBPyConnection, n: int, rng: random.Random, start: int) -> dict:
+    """ms per transaction in each of the plain shape's statements (the twin of writes.py's profile)."""
+    parts = {"BEGIN": 0.0, "INSERT memories": 0.0, "INSERT edges (2 rows)": 0.0, "INSERT journal": 0.0, "COMMIT": 0.0}
+    for i in range(n):
+        it = item(rng, start + i)
+        mid = 10 * (start + i)
+        now = datetime.utcnow()
+        steps = [("BEGIN", "BEGIN", None),
+                 ("INSERT memories", _PLAIN_MEMORY, {"id": mid, "content": it["content"], "now": now}),
+                 ("INSERT edges (2 rows)", _PLAIN_EDGES, {"e1": mid + 1, "e2": mid + 2, "id": mid, "d1": 1, "d2": 2,
+                                                          "now": now}),
+                 ("INSERT journal", _PLAIN_JOURNAL, {"id": mid, "entry": f"3|{mid}|{mid}|1|||||"}),
+                 ("COMMIT", "COMMIT", None)]
+        for key, sql, params in steps:
+            t0 = time.perf_counter()
+            con.execute(sql, params) if params is not None else con.execute(sql)
+            parts[key] += time.perf_counter() - t0
+    return {"transactions": n, "ms_per_transaction": round(sum(parts.values()) / n * 1e3, 3),
+            "by_statement": [{"statement": k, "ms": round(v / n * 1e3, 3)} for k, v in parts.items()]}
+
+
 def journal_rows(db: Anatid) -> dict[str, int]:
     out = {}
     for table in ("anatid_graph_journal", "anatid_text_journal", "anatid_vector_journal", "anatid_memories"):
@@ -127,6 +148,9 @@ def single_thread(folder: str, n: int, rounds: int) -> dict:
         p_lat += plat
         per_round.append({"remember_per_s": round(n / sum(lat), 1), "plain_per_s": round(n / sum(plat), 1)})
     after = journal_rows(db)
+    import writes   # benchmark/writes.py's statement profile (a tracing cursor), same process
+    profile = writes.statement_profile(db, n, rng, 5 * 10**6)
+    plain_prof = plain_profile(con, n, rng, 5 * 10**6)
     # self-check: every acknowledged write is there, with each journal's rows
     found = db.connection.execute("SELECT count(DISTINCT memory_id) FROM anatid_memories "
                                   "WHERE list_contains($ids, memory_id)", {"ids": ids}).fetchone()[0]
@@ -135,14 +159,15 @@ def single_thread(folder: str, n: int, rounds: int) -> dict:
     assert grew["anatid_memories"] == len(ids) and grew["anatid_text_journal"] == len(ids), grew
     assert grew["anatid_vector_journal"] == len(ids) and grew["anatid_graph_journal"] == 2 * len(ids), grew
     plain_rows = con.execute("SELECT count(*) FROM memories").fetchone()[0]
-    assert plain_rows == 20 + len(p_lat), plain_rows
+    assert plain_rows == 20 + len(p_lat) + n, plain_rows
     stats = db._store.group.stats
     assert stats.grouped_calls == 0, "one thread: every remember is a group of one"
     db.close()
     con.close()
     a, p = summary(a_lat), summary(p_lat)
     return {"remember": a, "plain_same_shape": p, "ratio_per_s": round(a["per_s"] / p["per_s"], 3),
-            "ratio_p50": round(p["p50_ms"] / a["p50_ms"], 3), "rounds": per_round, "journal_rows_grew": grew}
+            "ratio_p50": round(p["p50_ms"] / a["p50_ms"], 3), "rounds": per_round, "journal_rows_grew": grew,
+            "statement_profile_remember": profile, "statement_profile_plain": plain_prof}
 
 
 def threaded(folder: str, threads: int, per_thread: int, leaders: int | None) -> dict:
@@ -209,6 +234,8 @@ def main() -> None:
         print(f"remember        {single['remember']}")
         print(f"plain same shape {single['plain_same_shape']}")
         print(f"ratio (remember / plain, per second) {single['ratio_per_s']}")
+        for name in ("statement_profile_remember", "statement_profile_plain"):
+            print(name, json.dumps(single[name]))
         groups = []
         for threads in (1, 2, 4, 8):
             for leaders in args.leaders:

@@ -147,7 +147,11 @@ def _validate_memory_args(store, content, entities, kind, confidence, embedding,
 
 
 def _ensure_dim(store, cur, vec) -> None:
-    """The first embedding written fixes the file's dimension."""
+    """The first embedding written fixes the file's dimension. A vector validated before
+    another thread's first one fixed it (two first remembers at once, or in one group) is
+    checked again here, inside the transaction."""
+    if vec is not None and store.embedding_dim is not None and len(vec) != store.embedding_dim:
+        validate.embedding(vec, store.embedding_dim)   # raises EmbeddingDimensionError
     if vec is not None and store.embedding_dim is None:
         cur.execute("INSERT INTO anatid_meta VALUES ('embedding_dim', $d)", {"d": str(len(vec))})
         store.embedding_dim = len(vec)
