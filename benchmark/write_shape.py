@@ -27,7 +27,6 @@ import json
 import os
 import platform
 import random
-import statistics
 import tempfile
 import threading
 import time

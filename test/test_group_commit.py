@@ -12,8 +12,6 @@ import sys
 import threading
 import time
 
-import pytest
-
 from anatid import Anatid
 from anatid.errors import NotFoundError
 
@@ -180,3 +178,17 @@ def test_sigkill_mid_group_loses_no_acknowledged_write(tmp_path):
             db.close()
     assert len(acked) > KILLS * 4
     assert shared > 0, "no group of two or more was ever committed: the test did not test grouping"
+
+
+def test_a_group_links_episodes_given_as_text_or_id(tmp_path):
+    db = Anatid.open(str(tmp_path / "g.anatid"))
+    ep = db.episode("an earlier chat")
+    got = _remember_together(db, [{"content": "from text", "episode": "said just now", "writer": "w"},
+                                  {"content": "from id", "episode": ep.episode_id},
+                                  {"content": "from nothing"}])
+    assert db._store.group.stats.grouped_calls == 3
+    links = dict(db.connection.execute(
+        "SELECT m.content, e.content FROM anatid_evidence v JOIN anatid_memories m USING (memory_id) "
+        "JOIN anatid_episodes e USING (episode_id)").fetchall())
+    assert links == {"from text": "said just now", "from id": "an earlier chat"}
+    assert [m.content for m in got] == ["from text", "from id", "from nothing"]

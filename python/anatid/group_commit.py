@@ -26,11 +26,11 @@ from typing import Any, Callable, Iterator
 MAX_GROUP = 256  # calls per group: bounds a group's transaction (and the leader's wait)
 # Groups written at once, each on its leader's own cursor. Two at once (DuckDB runs their
 # statements in parallel; appends do not conflict) measured no faster at 2 and 4 writer
-# threads and slower at 8 (239 against 389/s, groups of 4.0 both, 2 cores, load ~6:
-# `benchmark/write_shape.py --n 80 --rounds 3 --leaders 1 2`, `write_shape-leaders.json`): the cores are busy anyway,
-# and a group of 4 costs about what a group of 2 costs. One at a time also means grouped
-# remembers never conflict with each other. A large number turns grouping off (every
-# call its own transaction): the benchmark's baseline.
+# threads and slower at 8 (239 against 389/s, groups of 4.0 both, 2 cores, load ~6;
+# benchmark/results/write_shape-leaders.json): the cores are busy anyway, and a group of
+# 4 costs about what a group of 2 costs. One at a time also means grouped remembers never
+# conflict with each other. A large number turns grouping off (every call its own
+# transaction): the benchmark's baseline.
 LEADERS = 1
 
 
