@@ -93,7 +93,7 @@ def insert_few(store, cur, prepared, now, stored: dict[str, str]) -> list[int]:
                             "kinds": [a[3] for a in prepared], "confidences": [a[4] for a in prepared],
                             "writers": [a[6] for a in prepared], "vfs": vfs, "vts": vts, "now": now})
 
-    names = {}
+    names: dict[str, str] = {}
     for a in prepared:
         for name, key in zip(a[1], a[2]):
             names.setdefault(key, name)
