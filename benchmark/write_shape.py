@@ -221,8 +221,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=150, help="remembers (and plain transactions) per round")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--per-thread", type=int, default=None, help="remembers per writer thread (default: n)")
-    ap.add_argument("--leaders", type=int, nargs="+", default=[1, 0],
-                    help="group commit's LEADERS to measure (1: the default, one group at a time; 0: grouping off)")
+    ap.add_argument("--leaders", type=int, nargs="+", default=[2, 0],
+                    help="group commit's LEADERS to measure (2: the default, two groups at once; 1: one at a time; 0: grouping off)")
     ap.add_argument("--dir", default=None, help="where the files go (default: a temporary folder on /tmp)")
     ap.add_argument("--out", default=str(HERE / "results" / "write_shape-smoke.json"))
     args = ap.parse_args()

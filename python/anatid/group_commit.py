@@ -1,9 +1,9 @@
 """Group commit: concurrent remember() calls on one handle share one durable transaction.
 
 One remember costs a statement per table it appends to plus a commit (an fsync), whatever
-it carries; eight remembers written set-wise (the remember_many path) cost about the same
-statements and one commit. So when several threads remember at once, the first one to
-arrive leads: it takes every call queued at that moment, writes them in one transaction and
+it carries; eight remembers written with bound lists cost about the same statements and one
+commit. So when several threads remember at once, a caller that finds fewer than LEADERS
+groups being written leads: it takes every call queued at that moment, writes them in one transaction and
 commits; the calls that arrive meanwhile queue up and the next leader takes them as the
 next group. A thread alone is always a group of one, written by the plain remember path.
 
@@ -18,20 +18,22 @@ Semantics (docs/limitations.md, "Group commit"):
 """
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 MAX_GROUP = 256  # calls per group: bounds a group's transaction (and the leader's wait)
-# Groups written at once, each on its leader's own cursor. Two at once (DuckDB runs their
-# statements in parallel; appends do not conflict) measured no faster at 2 and 4 writer
-# threads and slower at 8 (239 against 389/s, groups of 4.0 both, 2 cores, load ~6;
-# benchmark/results/write_shape-leaders.json): the cores are busy anyway, and a group of
-# 4 costs about what a group of 2 costs. One at a time also means grouped remembers never
-# conflict with each other. A large number turns grouping off (every call its own
-# transaction): the benchmark's baseline.
-LEADERS = 1
+# Groups written at once, each on its leader's own cursor: DuckDB runs the two
+# transactions' statements in parallel (appends do not conflict), so while one group waits
+# for its fsync or for Python's lock the other's statements run. Two against one, 2 cores,
+# quiet machine (benchmark/results/write_shape-leaders.json): 231.6 against 175.1/s at 2
+# writer threads, 313.6 against 251.4 at 4, equal at 8. Two groups first naming the same
+# new entity conflict at the second's commit: both are retried alone, and a call that
+# conflicts again gets the retryable ConflictError as before group commit. A large number
+# turns grouping off (every call its own transaction): the benchmark's baseline.
+LEADERS = max(1, min(2, os.cpu_count() or 1))
 
 
 @dataclass
