@@ -11,7 +11,9 @@ Semantics (docs/limitations.md, "Group commit"):
 * each call returns only after the commit holding its memory is durable, so an acknowledged
   remember survives a crash like any other committed transaction;
 * a group shares one transaction instant (tx_from) and every row is what remember() writes;
-* a group that fails (a bad episode id, a disk error, a conflict) is rolled back whole and
+* a group that meets a retryable conflict (another group created the same new entity) is
+  rolled back and written again, up to CONFLICT_RETRIES times;
+* a group that fails otherwise (a bad episode id, a disk error) is rolled back whole and
   each of its calls is then run alone, in a transaction of its own: the failing call gets
   its own error and the others are committed by their own commits (never lost, never
   written twice: the group's rows were rolled back before the retry).
@@ -23,6 +25,8 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
+
+from .errors import ConflictError
 
 MAX_GROUP = 256  # calls per group: bounds a group's transaction (and the leader's wait)
 # Groups written at once, each on its leader's own cursor: DuckDB runs the two
@@ -99,7 +103,7 @@ class GroupCommit:
     def _lead(self, group: list[_Call]) -> None:
         if len(group) > 1:
             try:
-                results = self._write_group([c.args for c in group])
+                results = _retrying(lambda: self._write_group([c.args for c in group]))
             except Exception:
                 results = None
             if results is not None:
@@ -111,7 +115,7 @@ class GroupCommit:
                 self.stats.retried_alone += len(group)
         for c in group:   # a group of one, or a failed group's calls: each in its own transaction
             try:
-                c.result = c.alone()
+                c.result = _retrying(c.alone)
             except Exception as exc:
                 c.error = exc
             c.done = True
@@ -138,6 +142,21 @@ class GroupCommit:
             with self._cv:
                 self._leading = 0
                 self._cv.notify_all()
+
+
+CONFLICT_RETRIES = 3
+
+
+def _retrying(write: Callable[[], Any]) -> Any:
+    """write(), again after a retryable conflict: two groups written at once that first name
+    the same new entity conflict at the second one's commit, which was rolled back whole,
+    and by then the first one's entity is committed (the rerun finds it)."""
+    for attempt in range(CONFLICT_RETRIES):
+        try:
+            return write()
+        except ConflictError as exc:
+            if not exc.retryable or attempt == CONFLICT_RETRIES - 1:
+                raise
 
 
 def _outcome(call: _Call) -> Any:
