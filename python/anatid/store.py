@@ -18,6 +18,7 @@ import duckdb
 
 from . import schema, validate
 from .errors import AnatidError, ConflictError, DatabaseLocked, ReadOnlyError, StorageError, ValidationError
+from .group_commit import GroupCommit
 from .ids import IdAllocator, allocator_for
 from .predicates import TimeView
 from .timeutil import WriteClock, to_db, utcnow
@@ -118,6 +119,8 @@ class Store:
         # tx time keeps increasing across processes: the next write comes after the file's last
         self.clock.observe(schema.last_write_instant(self.con))
         exhaust(self.con)    # the setup's last fetchone() would hold a transaction open for good
+        # concurrent remembers share one transaction and one fsync (anatid.group_commit)
+        self.group = GroupCommit(self._remember_group)
         self.closed = False
 
     # -- setup -------------------------------------------------------------------------------
@@ -133,6 +136,10 @@ class Store:
             raise ValidationError("embedding_dim", f"{asked} differs from the file's {stored}",
                                   f"{stored}, or omit it to use the stored value")
         return int(stored)
+
+    def _remember_group(self, calls: list[tuple]) -> list:
+        from .verbs.grouped import remember_group
+        return remember_group(self, calls)
 
     # -- cursors and transactions ----------------------------------------------------------------
     def _state(self) -> _ThreadState:

@@ -158,8 +158,9 @@ def _tokens(cur, contents: list[str]) -> list[list[str]]:
     return toks
 
 
-def bulk_insert(store, cur, prepared, now) -> list[int]:
-    """prepared: [(content, names, keys, kind, confidence, vec, writer, vf, vt, episode), ...]."""
+def bulk_insert(store, cur, prepared, now, stored_names: dict[str, str] | None = None) -> list[int]:
+    """prepared: [(content, names, keys, kind, confidence, vec, writer, vf, vt, episode), ...].
+    stored_names, when given, receives name_key -> the entity's name as stored (its first spelling)."""
     tenant = store.tenant
     n = len(prepared)
     ids = store.ids.take(n)
@@ -173,8 +174,10 @@ def bulk_insert(store, cur, prepared, now) -> list[int]:
     for a in prepared:
         for name, key in zip(a[1], a[2]):
             unique.setdefault(key, name)
-    entity_ids = ({k: eid for k, (eid, _) in ensure_entities_named(store, cur, list(unique.values()), now).items()}
-                  if unique else {})
+    named = ensure_entities_named(store, cur, list(unique.values()), now) if unique else {}
+    entity_ids = {k: eid for k, (eid, _) in named.items()}
+    if stored_names is not None:
+        stored_names.update({k: name for k, (_, name) in named.items()})
 
     toks = _tokens(cur, contents)
     lens = np.fromiter(map(len, toks), dtype=np.int64, count=n)

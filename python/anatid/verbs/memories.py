@@ -147,7 +147,11 @@ def _validate_memory_args(store, content, entities, kind, confidence, embedding,
 
 
 def _ensure_dim(store, cur, vec) -> None:
-    """The first embedding written fixes the file's dimension."""
+    """The first embedding written fixes the file's dimension. A vector validated before
+    another thread's first one fixed it (two first remembers at once, or in one group) is
+    checked again here, inside the transaction."""
+    if vec is not None and store.embedding_dim is not None and len(vec) != store.embedding_dim:
+        validate.embedding(vec, store.embedding_dim)   # raises EmbeddingDimensionError
     if vec is not None and store.embedding_dim is None:
         cur.execute("INSERT INTO anatid_meta VALUES ('embedding_dim', $d)", {"d": str(len(vec))})
         store.embedding_dim = len(vec)
@@ -158,6 +162,15 @@ def remember(store, content: str, entities=None, *, kind: str = "fact", confiden
              now=None) -> Memory:
     content, names, kind, confidence, vec, writer, vf, vt = _validate_memory_args(
         store, content, entities, kind, confidence, embedding, writer, episode, valid_from, valid_to)
+    alone = lambda: _remember_alone(store, content, names, kind, confidence, vec, writer,  # noqa: E731
+                                    episode, vf, vt, now)
+    if now is not None or store.in_transaction or store.read_only:
+        # an explicit instant, or a caller's transaction(), is one write of its own
+        return alone()
+    return store.group.submit((content, names, kind, confidence, vec, writer, vf, vt, episode), alone)
+
+
+def _remember_alone(store, content, names, kind, confidence, vec, writer, episode, vf, vt, now) -> Memory:
     dim_before = store.embedding_dim
     try:
         with store.write() as cur:
