@@ -171,7 +171,9 @@ def read_results(path: Path) -> tuple[list[Latency], list[Rate]]:
             lats.append(Latency(path, label, workload, _scale(_field(chain, _SCALE_KEYS)),
                                 p50, p95, _ms(node, "p99"), samples))
         if per_s is not None:
-            rates.append(Rate(path, " / ".join(k for k in keys if not k.isdigit()) or path.stem, float(per_s)))
+            where = " / ".join(k for k in keys if not k.isdigit()) or path.stem
+            own = next((node[k] for k in _ENGINE_KEYS if isinstance(node.get(k), str)), None)   # a row naming itself
+            rates.append(Rate(path, f"{where}: {own}" if own else where, float(per_s)))
         for key, value in node.items():
             if isinstance(value, (dict, list)):
                 walk(value, chain, keys + [str(key)], names + [str(key)])
@@ -362,8 +364,11 @@ def render_all(results: Path = RESULTS, charts: Path = CHARTS, docs: Path | None
                     part = f"{part}-{n + 1}"
                 out = charts / f"{path.stem}--{_slug(workload, part, 'latency', _scale_name(scale))}.png"
                 record(out, draw_distribution(plt, rows, out, subject), [path])
-        for subject, rows in split_rates(rates) if rates else []:
-            out = charts / f"{path.stem}--{_slug(subject, 'throughput')}.png"
+        rate_charts = split_rates(rates) if rates else []
+        for n, (subject, rows) in enumerate(rate_charts):
+            # a subject split over several charts numbers them, or each would overwrite the last
+            part = f"{n + 1}" if sum(1 for s_, _ in rate_charts if s_ == subject) > 1 else None
+            out = charts / f"{path.stem}--{_slug(subject, 'throughput', part)}.png"
             record(out, draw_rates(plt, rows, out, subject), [path])
         if not lats and not rates:
             log(f"charts: {path.name} holds no latency percentiles or rates; skipped")

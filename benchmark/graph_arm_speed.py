@@ -87,7 +87,7 @@ def main(argv=None) -> dict:
         mismatches += got["anatid.anatid_hybrid, defaults"] != got["recall(), defaults"]
     off = pct(times["recall(), graph off"], .5)
     result = {
-        "benchmark": "graph_arm_speed", "scale": args.scale, "queries": len(queries), "k": 10, "depth": 50,
+        "benchmark": "graph_arm_speed", "workload": "hybrid", "scale": args.scale, "queries": len(queries), "k": 10, "depth": 50,
         "threads": 1, "duckdb": duckdb.__version__, "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus", "load_before": load,
         "load_after": [round(x, 2) for x in os.getloadavg()],

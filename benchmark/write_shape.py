@@ -62,6 +62,12 @@ def item(rng: random.Random, i: int) -> dict:
             "entities": pair, "embedding": [rng.uniform(-1, 1) for _ in range(DIM)]}
 
 
+def path_label(threads, leaders) -> str:
+    """How a row of the thread table wrote (the charts name each row by it)."""
+    how = f"group commit, {leaders} group(s) at once" if leaders else "a transaction per call"
+    return f"{threads} thread(s), {how}"
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))]
@@ -249,7 +255,8 @@ def main() -> None:
             lat = [x for row in rows for x in row["_lat"]]
             acked = sum(row["acknowledged"] for row in rows)
             calls_in_groups = sum(row["groups"] for row in rows)
-            groups.append({"threads": threads, "leaders": leaders or None, "grouping": bool(leaders),
+            groups.append({"path": path_label(threads, leaders), "threads": threads, "leaders": leaders or None,
+                           "grouping": bool(leaders),
                            "acknowledged": acked, "per_s": round(acked / sum(row["wall_s"] for row in rows), 1),
                            "per_s_by_round": [row["per_s"] for row in rows],
                            "p50_ms": round(pct(lat, 0.5) * 1000, 2), "p95_ms": round(pct(lat, 0.95) * 1000, 2),
