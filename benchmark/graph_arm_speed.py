@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import time
 from pathlib import Path
 
@@ -30,14 +29,28 @@ MACRO = ("SELECT memory_id FROM anatid.anatid_hybrid($query, tenant := $tenant, 
          "depth := 50, vector_ceiling := NULL)")
 
 
-def pct(xs, q):
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(q * len(s)))]
+pct, summary = hybrid_recall._pct, hybrid_recall.summary
 
 
-def summary(xs):
-    return {"p50_ms": round(pct(xs, .5), 3), "p95_ms": round(pct(xs, .95), 3),
-            "mean_ms": round(statistics.fmean(xs), 3), "n": len(xs)}
+def macro_profile(cur, q) -> dict:
+    """Where one anatid_hybrid call's time goes: DuckDB's own profile (binding, optimising,
+    execution CPU), seconds to ms."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "profile.json")
+        cur.execute("PRAGMA enable_profiling = 'json'")
+        cur.execute(f"PRAGMA profiling_output = '{out}'")
+        try:
+            cur.execute(MACRO, {"query": q["query"], "tenant": q["tenant"], "qvec": q["qvec"]}).fetchall()
+        finally:
+            cur.execute("PRAGMA disable_profiling")
+        d = json.loads(Path(out).read_text(encoding="utf-8"))
+    opt = d.get("optimizer", {})
+    return {"total_ms": round(d["query"]["total_time"] * 1000, 2),
+            "binding_ms": round(d["planner"]["binding_time"] * 1000, 2),
+            "optimizer_ms": round(opt.get("total_time", 0) * 1000, 2),
+            "join_order_ms": round(opt.get("join_order", 0) * 1000, 2),
+            "execution_cpu_ms": round(d["query"]["cpu_time"] * 1000, 2)}
 
 
 def main(argv=None) -> dict:
@@ -95,6 +108,9 @@ def main(argv=None) -> dict:
         "engines": {name: {**summary(ts), "p50_vs_graph_off": round(pct(ts, .5) / off, 2)}
                     for name, ts in times.items()},
         "macro_vs_recall_id_mismatches": mismatches,
+        # the statements recall() issues with the defaults, p50 per statement (hybrid_recall's tracer)
+        "profile_recall_defaults": hybrid_recall.profile_recall(handles, ways["recall(), defaults"], queries),
+        "profile_macro_one_call": macro_profile(plain, queries[0]),
     }
     for db in handles.values():
         db.close()
