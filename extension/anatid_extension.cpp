@@ -25,6 +25,7 @@ const anatid::SqlObject kNativeFunctions[] = {
     {"anatid_hybrid_rank", "scalar", anatid::RegisterAnatidHybridRank},
     {"anatid_hybrid_cached", "scalar", anatid::RegisterAnatidHybridCached},
     {"anatid_hybrid_recall", "aggregate", anatid::RegisterAnatidHybridRecall},
+    {"anatid_text_content", "scalar", anatid::RegisterAnatidTextContent},
     {"anatid_ann_build", "aggregate", anatid::RegisterAnatidAnnBuild},
     {"anatid_ann_load", "scalar", anatid::RegisterAnatidAnnLoad},
     {"anatid_ann_resident", "scalar", anatid::RegisterAnatidAnnResident},

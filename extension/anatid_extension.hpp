@@ -34,6 +34,9 @@ void RegisterAnatidHybridRank(duckdb_connection connection);
 void RegisterAnatidHybridCached(duckdb_connection connection);
 // anatid_hybrid_recall.cpp: the lean aggregate the Python engine calls
 void RegisterAnatidHybridRecall(duckdb_connection connection);
+// anatid_text_content(ids, gen_id, nonce, touched, valid_at_us) -> LIST(STRUCT(content, kind)):
+// what the resident text generation vouches for (anatid_text_content.cpp).
+void RegisterAnatidTextContent(duckdb_connection connection);
 
 // --- graph recall (src/graph_*.hpp; python/anatid/indexes/graph.py) ---------------
 // anatid_graph_build(row_kind, x, y, text, generation_id, tenant_id, built_at) -> BLOB (aggregate)

@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace anatid {
@@ -39,6 +40,24 @@ inline bool StringView(duckdb_vector v, idx_t row, const char *&ptr, size_t &len
 	ptr = duckdb_string_t_data(&data[row]);
 	len = duckdb_string_t_length(data[row]);
 	return true;
+}
+
+// Whether a journal entry's op field is `op` (a single digit: ops are 0-5 and 9).
+inline bool IsOp(std::string_view entry, int op) {
+	return entry.size() >= 2 && entry[0] == char('0' + op) && entry[1] == '|';
+}
+
+// Whether the entry's fourth field (b) is non-empty: a nonce-less base marker has none.
+inline bool HasB(std::string_view entry) {
+	size_t pos = 0;
+	for (int i = 0; i < 3; i++) {
+		pos = entry.find('|', pos);
+		if (pos == std::string_view::npos) {
+			return false;
+		}
+		pos++;
+	}
+	return pos < entry.size() && entry[pos] != '|';
 }
 
 // A VARCHAR[] row; false for a NULL list. NULL elements are skipped.

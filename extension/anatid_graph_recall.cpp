@@ -77,24 +77,6 @@ RecallState *&StateOf(duckdb_aggregate_state state) {
 	return Boxed::Of(state);
 }
 
-// Whether a journal entry's op field is `op` (a single digit: ops are 0-5 and 9).
-bool IsOp(std::string_view entry, int op) {
-	return entry.size() >= 2 && entry[0] == char('0' + op) && entry[1] == '|';
-}
-
-// Whether the entry's fourth field (b) is non-empty: a nonce-less base marker has none.
-bool HasB(std::string_view entry) {
-	size_t pos = 0;
-	for (int i = 0; i < 3; i++) {
-		pos = entry.find('|', pos);
-		if (pos == std::string_view::npos) {
-			return false;
-		}
-		pos++;
-	}
-	return pos < entry.size() && entry[pos] != '|';
-}
-
 int64_t NowMicros() {
 	using namespace std::chrono;
 	return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();

@@ -16,6 +16,10 @@
 //                        the vector arm searches that resident HNSW index (src/hnsw.hpp) instead
 //                        of scanning a vector generation (none is needed) and scores the candidates
 //                        exactly; a journalled memory's row always overrides its candidate
+//   6 graph journal      postings = the entry (anatid_graph_journal, src/graph_codec.hpp), its base
+//                        marker included: only with the graph block below
+//   7 evidence           one row when the tenant has any anatid_evidence row (episode neighbours
+//                        may then contribute): only with the graph block
 // The latest journal row (largest seq) of a memory wins, as in the macro. Text journal rows
 // are kept as scanned bytes (text_journal::AppendRow) and folded through the process-wide
 // text_journal::Cache under the text generation's key, so an unchanged journal is not
@@ -24,13 +28,26 @@
 //   int64 valid_at_us, depth, k; double wv, wt, wg; int64 vector_ceiling (-1: none);
 //   uint32 n_terms, then per term uint32 bytes + bytes (distinct, in summation order);
 //   uint32 dim, double[dim] query vector, double query norm;
-//   uint32 n_graph, int64[n] graph ids (best first), int32[n] hops.
+//   uint32 n_graph, int64[n] graph ids (best first), int32[n] hops;
+//   optionally the graph block: uint32 bytes + a graph request (src/graph_codec.hpp, with its
+//   ranking block's trusted, extra and first-stage lists empty), uint32 fanout, uint8 agreed
+//   (1: episode neighbours only of trusted hits every arm found), double neighbour weight.
+// With the graph block the function runs recall()'s whole graph stage after the first stage
+// (python/anatid/verbs/graph_rank.py, with_graph_arm): the first `fanout` hits are trusted,
+// the first stage is the fusion's input, and src/graph_rank.cpp ranks and fuses on the
+// resident graph generation folded with the kind-6 rows; the list then starts with a status
+// element (memory_id -3, score = status): 0 when fused (the fused hits follow, then one
+// element per named seed gated as a hub: memory_id -4, score its share, rv its index + 1);
+// otherwise the first stage follows, and the caller runs the graph stage itself: 1 episode
+// neighbours are needed (trusted hits the arms agree on, and the tenant has evidence: they
+// take a statement of their own), 2 the graph generation is not resident, 3 the tenant has
+// no graph generation (or more than one marker, or one without a nonce).
 // The generations must be resident (parsed by an earlier anatid_hybrid_rank call); this
 // function never reads BLOBs. Answers that are not hits are one-element lists, so the
 // caller's transaction is never aborted: memory_id -1 (score 1/2: the text generation
 // is missing/not resident, 3/4: the vector one) and -2 (the exact vector scan would
 // cover `score` rows, above vector_ceiling).
-// content and kind come from the resident text generation for a hit it holds (with
+// Content and kind come from the resident text generation for a hit it holds (with
 // content, visible at valid_at) that no journal row touches, i.e. no write since the
 // build: then they are the believed row's. Otherwise they are NULL and the caller reads
 // anatid_memories for those ids only. So the caller feeds the text rows whenever it can.
@@ -38,6 +55,9 @@
 #include "anatid_graph_common.hpp"
 #include "boxed_aggregate.hpp"
 #include "capi_util.hpp"
+#include "graph_cache.hpp"
+#include "graph_codec.hpp"
+#include "graph_rank.hpp"
 #include "hnsw_cache.hpp"
 #include "hybrid.hpp"
 #include "hybrid_hits.hpp"
@@ -80,6 +100,12 @@ struct State {
 	std::string text; // the text journal rows as scanned (text_journal::AppendRow)
 	std::shared_ptr<const text_journal::Fold> text_fold; // of `text`, once asked for
 	std::unordered_map<int64_t, JournalRow> vec; // latest row per memory
+	// the graph stage's rows (kinds 6 and 7)
+	std::string graph; // graph journal entries as scanned (graph::AppendJournalEntry), markers excluded
+	int graph_markers = 0;
+	graph::CacheKey graph_key {0, 0};
+	bool graph_keyed = false; // the marker carried a nonce
+	bool has_evidence = false;
 };
 
 using Boxed = BoxedState<State>;
@@ -127,6 +153,27 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		}
 		int32_t kind = 0;
 		int64_t a = 0;
+		if (Scalar(vec(kKind), row, kind) && kind == 6) {
+			const char *ptr = nullptr;
+			size_t len = 0;
+			if (!StringView(vec(kPostings), row, ptr, len)) {
+				throw std::invalid_argument("anatid_hybrid_recall: a graph journal row (kind 6) has no entry");
+			}
+			const std::string_view entry(ptr, len);
+			if (!IsOp(entry, graph::kOpBase)) {
+				graph::AppendJournalEntry(s.graph, entry);
+				continue;
+			}
+			const graph::JournalRow marker = graph::ParseJournalEntry(entry);
+			s.graph_key = graph::CacheKey {marker.a, marker.b};
+			s.graph_keyed = HasB(entry);
+			s.graph_markers++;
+			continue;
+		}
+		if (kind == 7) {
+			s.has_evidence = true;
+			continue;
+		}
 		if (!Scalar(vec(kKind), row, kind) || !Scalar(vec(kA), row, a)) {
 			throw std::invalid_argument("anatid_hybrid_recall: kind and a must not be NULL");
 		}
@@ -146,7 +193,7 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 			continue;
 		}
 		if (kind != 3 && kind != 4) {
-			throw std::invalid_argument("anatid_hybrid_recall: kind must be 1, 2, 3, 4 or 5");
+			throw std::invalid_argument("anatid_hybrid_recall: kind must be one of 1 to 7");
 		}
 		JournalRow r;
 		Scalar(vec(kB), row, r.seq);
@@ -191,6 +238,15 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 			dst.vec_gen = src.vec_gen;
 			dst.have_vec_gen = true;
 		}
+		dst.graph += src.graph; // any order: the graph fold sorts rows by seq
+		src.graph.clear();
+		if (src.graph_markers) {
+			dst.graph_key = src.graph_key;
+			dst.graph_keyed = src.graph_keyed;
+			dst.graph_markers += src.graph_markers;
+			src.graph_markers = 0;
+		}
+		dst.has_evidence = dst.has_evidence || src.has_evidence;
 		dst.text += src.text; // any order: the fold keeps each memory's largest seq
 		for (auto &kv : src.vec) {
 			Keep(dst.vec, kv.first, std::move(kv.second));
@@ -246,8 +302,18 @@ struct Sentinel {
 	double score;
 };
 
-// The hits, or a sentinel (see the file comment).
-std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
+// The request's optional graph block (see the file comment).
+struct GraphBlock {
+	bool present = false;
+	std::string request;
+	size_t fanout = 0;
+	bool agreed = true;
+	double neighbour = 0;
+	bool used_text = false, used_vector = false; // which first-stage arms ran (set by Answer)
+};
+
+// The hits, or a sentinel (see the file comment); `block` receives the graph block.
+std::vector<HybridHit> Answer(State &s, Sentinel &sentinel, GraphBlock &block) {
 	sentinel = {0, 0};
 	Reader r(s.request);
 	const int64_t valid_at = r.Get<int64_t>();
@@ -284,6 +350,13 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 		hop = r.Get<int32_t>();
 	}
 	if (!r.AtEnd()) {
+		block.present = true;
+		block.request = r.Bytes(r.Get<uint32_t>());
+		block.fanout = r.Get<uint32_t>();
+		block.agreed = r.Get<uint8_t>() != 0;
+		block.neighbour = r.Get<double>();
+	}
+	if (!r.AtEnd()) {
 		throw std::invalid_argument("anatid_hybrid_recall: the request has trailing bytes");
 	}
 	req.use_graph = n_graph > 0;
@@ -292,6 +365,7 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 	std::shared_ptr<const VectorGeneration> vbase;
 	std::shared_ptr<const HnswIndex> ann; // holds the candidates' vectors while HybridRecall runs
 	req.use_text = !terms.empty();
+	block.used_text = req.use_text;
 	if (req.use_text) {
 		if (!s.have_text_gen) {
 			sentinel = {-1, 1};
@@ -318,6 +392,7 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 		TextFold(s).Fill(t); // touched, docs, and the postings of the query terms (views of t.terms)
 	}
 	req.use_vector = !query.empty();
+	block.used_vector = req.use_vector;
 	if (req.use_vector && !s.ann) {
 		if (!s.have_vec_gen) {
 			sentinel = {-1, 3};
@@ -386,6 +461,62 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 	return HybridRecall(req);
 }
 
+// ---- the graph stage (with the graph block) -------------------------------------------
+constexpr int64_t kStatusId = -3;    // the leading element: memory_id -3, score = GraphStatus
+constexpr int64_t kGatedSeedId = -4; // a named seed gated as a hub: score its share, rv its index + 1
+enum GraphStatus { kFused = 0, kNeedsNeighbours = 1, kGraphNotResident = 2, kNoGraphGeneration = 3 };
+
+// recall()'s graph stage over the first stage `first` (best first, depth hits), as
+// python/anatid/verbs/graph_rank.py's with_graph_arm runs it: kFused with the fused hits
+// and gated seeds in `out`, or why the caller must run it instead.
+GraphStatus GraphStage(State &s, const GraphBlock &block, const std::vector<HybridHit> &first,
+                       std::vector<HybridHit> &out) {
+	graph::ParsedRequest parsed = graph::ParseRequest(block.request);
+	graph::RecallRequest &req = parsed.request;
+	if (!req.rank.enabled || !parsed.has_valid_at) {
+		throw std::invalid_argument("anatid_hybrid_recall: the graph block needs a ranking request with valid_at");
+	}
+	const size_t trusted = std::min(block.fanout, first.size());
+	if (block.neighbour > 0 && s.has_evidence) {
+		// episode neighbours of the trusted hits every arm found (or of all, without the rule)
+		const bool both_arms = block.used_text && block.used_vector;
+		for (size_t i = 0; i < trusted; i++) {
+			if (!block.agreed || (both_arms && first[i].rank_vector > 0 && first[i].rank_text > 0)) {
+				return kNeedsNeighbours;
+			}
+		}
+	}
+	if (s.graph_markers != 1 || !s.graph_keyed) {
+		return kNoGraphGeneration;
+	}
+	std::shared_ptr<const graph::Generation> base = ResidentOrParse(s.graph_key, nullptr, 0, "anatid_hybrid_recall");
+	if (!base) {
+		return kGraphNotResident;
+	}
+	auto fold = graph::JournalCache::Instance().Fold(s.graph_key, base, s.graph, req.valid_at_us);
+	std::unordered_map<int64_t, const HybridHit *> by_id;
+	for (size_t i = 0; i < first.size(); i++) {
+		if (i < trusted) {
+			req.rank.trusted.push_back(first[i].id);
+		}
+		req.rank.first_ids.push_back(first[i].id);
+		req.rank.first_scores.push_back(first[i].score);
+		by_id.emplace(first[i].id, &first[i]);
+	}
+	for (const graph::RecallHit &h : graph::Rank(*fold, req)) {
+		if (h.hop == graph::kHopGatedSeed) {
+			out.push_back(HybridHit {kGatedSeedId, h.score, h.memory_id + 1, 0, 0, -1});
+			continue;
+		}
+		auto it = by_id.find(h.memory_id);
+		const bool graph_found = h.hop != graph::kHopNotGraph;
+		out.push_back(HybridHit {h.memory_id, h.score, it == by_id.end() ? 0 : it->second->rank_vector,
+		                         it == by_id.end() ? 0 : it->second->rank_text, graph_found ? 1 : 0,
+		                         graph_found ? h.hop : -1});
+	}
+	return kFused;
+}
+
 // Content and kind of each hit from the text generation, when it can vouch for them.
 struct Hydrated {
 	bool ok = false;
@@ -413,13 +544,9 @@ std::vector<Hydrated> Hydrate(State &s, const std::vector<HybridHit> &hits,
 		if (journal.Touched(hits[h].id)) {
 			continue; // written since the build
 		}
-		auto it = keep->doc_of.find(hits[h].id);
-		if (it == keep->doc_of.end()) {
-			continue;
-		}
-		const size_t doc = static_cast<size_t>(it->second);
-		if (keep->vf[doc] <= valid_at && valid_at < keep->vt[doc]) {
-			out[h] = Hydrated {true, keep->Content(doc), keep->Kind(doc)};
+		const int64_t doc = keep->VouchedDoc(hits[h].id, valid_at);
+		if (doc >= 0) {
+			out[h] = Hydrated {true, keep->Content(static_cast<size_t>(doc)), keep->Kind(static_cast<size_t>(doc))};
 		}
 	}
 	return out;
@@ -438,9 +565,17 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 			continue;
 		}
 		Sentinel sentinel;
-		std::vector<HybridHit> hits = Answer(s, sentinel);
+		GraphBlock block;
+		std::vector<HybridHit> hits = Answer(s, sentinel, block);
 		if (sentinel.id != 0) {
 			hits = {HybridHit {sentinel.id, sentinel.score, 0, 0, 0, -1}};
+		} else if (block.present) {
+			std::vector<HybridHit> fused;
+			const GraphStatus status = GraphStage(s, block, hits, fused);
+			if (status == kFused) {
+				hits = std::move(fused);
+			}
+			hits.insert(hits.begin(), HybridHit {kStatusId, static_cast<double>(status), 0, 0, 0, -1});
 		}
 		std::shared_ptr<const TextGeneration> text_gen; // keeps the views below alive
 		const std::vector<Hydrated> hydrated =

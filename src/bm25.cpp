@@ -113,6 +113,18 @@ std::string_view TextGeneration::Content(size_t doc) const {
 	                        static_cast<size_t>(content_off[doc + 1] - content_off[doc]));
 }
 
+int64_t TextGeneration::VouchedDoc(int64_t id, int64_t valid_at) const {
+	if (!has_content) {
+		return -1;
+	}
+	auto it = doc_of.find(id);
+	if (it == doc_of.end()) {
+		return -1;
+	}
+	const size_t doc = static_cast<size_t>(it->second);
+	return vf[doc] <= valid_at && valid_at < vt[doc] ? static_cast<int64_t>(doc) : -1;
+}
+
 std::string_view TextGeneration::Kind(size_t doc) const {
 	return std::string_view(kind_bytes.data() + kind_off[doc], static_cast<size_t>(kind_off[doc + 1] - kind_off[doc]));
 }

@@ -60,6 +60,10 @@ struct TextGeneration {
 	std::string content_bytes, kind_bytes;
 	std::string_view Content(size_t doc) const;
 	std::string_view Kind(size_t doc) const;
+	// The document of memory `id` when this generation can vouch for its content and kind
+	// at `valid_at` (it has content, holds the memory and the memory is valid then); -1
+	// otherwise. The caller still rules out memories a journal row touched since the build.
+	int64_t VouchedDoc(int64_t id, int64_t valid_at) const;
 
 	// Parses the parts written by anatid.indexes.text (see docs/indexes.md):
 	// header int64[4] = {magic, n_docs, n_terms, n_postings}, ids int64[n], lens int32[n],

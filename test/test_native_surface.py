@@ -27,6 +27,7 @@ EXPECTED = {
     ("anatid_hybrid_rank", "system"),
     ("anatid_hybrid_cached", "system"),
     ("anatid_hybrid_recall", "system"),
+    ("anatid_text_content", "system"),
     ("anatid_hybrid", "anatid"),
     ("anatid_ann_build", "system"),
     ("anatid_ann_load", "system"),

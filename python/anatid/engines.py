@@ -51,12 +51,14 @@ def register_native(graph=None, hybrid=None, graph_arm=None) -> None:
         _native_graph_arm = graph_arm
 
 
-def graph_arm(store, cur, view, rank, *, seed_keys, query, kinds, notes):
+def graph_arm(store, cur, view, rank, *, seed_keys, query, kinds, notes, content=None):
     """The hybrid graph arm's (memory_id, hop) list from the native engine, or None when it
-    cannot answer (no extension, a historical view, no generation): the SQL oracle then."""
+    cannot answer (no extension, a historical view, no generation): the SQL oracle then.
+    `content` (a dict) receives memory_id -> (content, kind) for hits whose rows need no read."""
     if not store.native.loaded or _native_graph_arm is None or _native_hybrid is None:
         return None
-    return _native_graph_arm(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds, notes=notes)
+    return _native_graph_arm(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds, notes=notes,
+                             content=content)
 
 
 def graph_engine(store):

@@ -30,12 +30,12 @@ from .models import Hit, RecallHits
 # the aggregate answers hop = -1 instead of failing (an error would abort the caller's
 # transaction), and we load the generation, then retry.
 # count(*): the journal's row count, for the journal invariant (anatid.indexes.health.check_journal).
-_RECALL = ("SELECT anatid_graph_recall(entry, $request), count(*) FROM anatid_graph_journal "
+_RECALL = ("SELECT anatid_graph_recall(entry, $request) AS hits, count(*) FROM anatid_graph_journal "
            "WHERE tenant_id = $tenant")
 # A ranking request must be answered even when the tenant has no journal row at all (it
 # fuses the first stage): one NULL entry carries the request (anatid_graph_recall skips it),
 # and count(entry) still counts the journal's rows.
-_RANK = ("SELECT anatid_graph_recall(entry, $request), count(entry) FROM (SELECT entry FROM anatid_graph_journal "
+_RANK = ("SELECT anatid_graph_recall(entry, $request) AS hits, count(entry) FROM (SELECT entry FROM anatid_graph_journal "
          "WHERE tenant_id = $tenant UNION ALL SELECT NULL)")
 
 # A tenant without a generation (a file that never ran maintain_indexes()): every graph
@@ -46,7 +46,7 @@ _RANK = ("SELECT anatid_graph_recall(entry, $request), count(entry) FROM (SELECT
 # journal row; then nothing native answers (the SQL oracle does). `markers` tells whether
 # a base appeared meanwhile (then the answer is the usual base + journal one).
 _JOURNAL_ALONE = """
-SELECT anatid_graph_recall(entry, $request), {count}, count(*) FILTER (WHERE op = 0),
+SELECT anatid_graph_recall(entry, $request) AS hits, {count} AS rows_seen, count(*) FILTER (WHERE op = 0) AS markers,
        (SELECT count(*) FROM anatid_edges WHERE tenant_id = $tenant AND kind = 'about')
            > count(*) FILTER (WHERE op = 3)
        OR (SELECT count(DISTINCT (least(src_id, dst_id), greatest(src_id, dst_id))) FROM anatid_edges
@@ -54,12 +54,31 @@ SELECT anatid_graph_recall(entry, $request), {count}, count(*) FILTER (WHERE op 
            > (SELECT count(DISTINCT (least(a, b), greatest(a, b))) FROM (
                   SELECT TRY_CAST(split_part(entry, '|', 3) AS BIGINT) AS a,     -- entry: op|seq|a|b|...
                          TRY_CAST(split_part(entry, '|', 4) AS BIGINT) AS b
-                  FROM anatid_graph_journal WHERE tenant_id = $tenant AND op IN (1, 2)))
+                  FROM anatid_graph_journal WHERE tenant_id = $tenant AND op IN (1, 2))) AS short
 FROM {rows}"""
 _RECALL_JOURNAL_ALONE = _JOURNAL_ALONE.format(count="count(*)", rows="anatid_graph_journal WHERE tenant_id = $tenant")
 _RANK_JOURNAL_ALONE = _JOURNAL_ALONE.format(   # with the request-only row (see _RANK)
     count="count(entry)", rows="(SELECT entry, op FROM anatid_graph_journal WHERE tenant_id = $tenant "
                                "UNION ALL SELECT NULL, NULL)")
+
+# What recall_ids asks for besides the hits, as extra columns of the same statement:
+# - the hits' content and kind where the tenant's resident text generation vouches for them
+#   (extension/anatid_text_content.cpp: in the generation, valid then, untouched by the text
+#   journal), so only the others are read from anatid_memories (no index on memory_id: that
+#   read cost ~2.4 ms at 1M, most of a recall_2hop() with content);
+# - a state the caller checks (native_hybrid's entity fingerprint), so a recall whose seeds
+#   came from the handle's cache issues no statement of its own to check them.
+_CONTENT = ("anatid_text_content([h.memory_id FOR h IN hits], (SELECT gen_id FROM anatid_text_gen WHERE tenant_id = "
+            "$tenant), (SELECT nonce FROM anatid_text_gen WHERE tenant_id = $tenant), (SELECT list(memory_id) FROM "
+            "anatid_text_journal WHERE tenant_id = $tenant), $at_us)")
+
+
+def _with_extras(sql: str, content: bool, state_sql: str | None) -> str:
+    """`sql` (a recall statement, its hits first, named hits) with the content and the
+    state columns after its own."""
+    extras = [e for e, on in ((_CONTENT, content), (state_sql, state_sql is not None)) if on]
+    return f"SELECT g.*, {', '.join(extras)} FROM ({sql}) g" if extras else sql
+
 
 JOURNAL_ALONE_NOTE = ("absent: no graph generation for this tenant yet, so the graph came from its journal alone "
                       "(maintain_indexes() builds one)")
@@ -148,7 +167,8 @@ CONTROL_HOPS = (-1, -2, -3)
 
 
 def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
-               store=None, notes: list | None = None, rank: dict | None = None) -> list[tuple] | None:
+               store=None, notes: list | None = None, rank: dict | None = None, content: dict | None = None,
+               state: tuple[str, list] | None = None) -> list[tuple] | None:
     """(memory_id, hop) in recall order, or None when the native path cannot answer: the
     tenant has no generation and (without `store`, or with a journal that lacks rows) the
     journal alone cannot stand in for one, or its base marker has no nonce (UNKEYED_NOTE goes
@@ -156,15 +176,31 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
     it fails), and a tenant without a generation is answered from its journal alone; `notes`
     receives which of the two happened. With `rank` (the hybrid graph arm's request), the
     hits are the three-arm fusion: (memory_id, hop, score), hop -10 for a hit the graph arm
-    did not find."""
+    did not find. `content` (a dict, with valid_at given) receives memory_id -> (content, kind)
+    for the hits the resident text generation vouches for; `state` (SQL of one value, a list)
+    has that value appended, read in the statement's snapshot."""
     block = "" if rank is None else encode_rank(rank)   # rank: the hybrid graph arm's ranking instead
-    params = {"request": encode_request(keys, hops, limit, kinds, valid_at) + block, "tenant": tenant}
+    with_content = content is not None and valid_at is not None
+    extras = {"at_us": (valid_at - _EPOCH) // timedelta(microseconds=1)} if with_content else {}
+    state_sql = None if state is None else state[0]
+    params = {"request": encode_request(keys, hops, limit, kinds, valid_at) + block, "tenant": tenant, **extras}
     alone = _journal_alone_hint(store, tenant)
+
+    def run(sql, p):
+        row = cur.execute(_with_extras(sql, with_content, state_sql), p).fetchone()
+        n = len(row) - with_content - (state is not None)
+        if state is not None:
+            state[1].append(row[-1])
+        if with_content and row[n] is not None and row[0] and row[0][0]["hop"] not in CONTROL_HOPS:
+            content.update((h["memory_id"], (c["content"], c["kind"])) for h, c in zip(row[0], row[n])
+                           if c is not None)
+        return row[:n]
+
     for _ in range(4):      # up to three loads, and one switch to the journal alone
         if alone:
-            hits, rows, markers, short = cur.execute(
-                _RECALL_JOURNAL_ALONE if rank is None else _RANK_JOURNAL_ALONE, {"tenant": tenant, "request": encode_request(
-                    keys, hops, limit, kinds, valid_at, empty_base=True) + block}).fetchone()
+            hits, rows, markers, short = run(
+                _RECALL_JOURNAL_ALONE if rank is None else _RANK_JOURNAL_ALONE, {"tenant": tenant, **extras, "request": encode_request(
+                    keys, hops, limit, kinds, valid_at, empty_base=True) + block})
             if not markers:
                 if notes is not None:
                     notes.append(JOURNAL_SHORT_NOTE if short else JOURNAL_ALONE_NOTE)
@@ -175,7 +211,7 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
             alone = False
             row = (hits, rows)
         else:
-            row = cur.execute(_RECALL if rank is None else _RANK, params).fetchone()
+            row = run(_RECALL if rank is None else _RANK, params)
         hits = row[0] if row else None
         if hits is not None and (not hits or hits[0]["hop"] not in CONTROL_HOPS):
             health.check_journal(store, cur, tenant, ("graph",), row[1])

@@ -204,21 +204,41 @@ _VECTOR_ROWS = """
 _SEED_STATE = f"(SELECT [{_SEED_FINGERPRINT}] FROM anatid_entities WHERE tenant_id = $tenant)"
 
 
-def _rank_sql(use_text, use_vector: bool, seed_state: bool = False) -> str:
+# The graph stage's rows (kinds 6 and 7 of anatid_hybrid_recall): the tenant's graph journal
+# (its base marker names the generation) and whether the tenant has any evidence row (then
+# episode neighbours may contribute, and they take a statement of their own).
+_GRAPH_ROWS = """
+    SELECT 6 AS kind, NULL::BIGINT AS a, NULL::BIGINT AS b, NULL::BIGINT AS c, NULL::BIGINT AS d,
+           NULL::INTEGER AS len, NULL::DOUBLE AS norm, entry AS postings, NULL::FLOAT[] AS emb
+    FROM anatid_graph_journal WHERE tenant_id = $tenant
+    UNION ALL
+    (SELECT 7, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM anatid_evidence WHERE tenant_id = $tenant LIMIT 1)"""
+
+
+def _rank_sql(use_text, use_vector: bool, seed_state: bool = False, graph: bool = False) -> str:
     text = _TEXT_IDS_ROWS if use_text == "ids" else _TEXT_ROWS
-    rows = " UNION ALL".join(r for r, used in ((text, use_text), (_VECTOR_ROWS, use_vector)) if used)
-    # count(*): the rows scanned, for the journal invariant (anatid.indexes.health.check_journal)
-    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, postings, emb, $request), count(*)"
-            f"{', ' + _SEED_STATE if seed_state else ''} FROM ({rows}) r")
+    rows = " UNION ALL".join(r for r, used in ((text, use_text), (_VECTOR_ROWS, use_vector), (_GRAPH_ROWS, graph))
+                             if used)
+    # the rows scanned, for the journal invariant (anatid.indexes.health.check_journal): the
+    # text and vector rows, then (with the graph stage, last) the graph journal's
+    counted = "count(*) FILTER (WHERE kind < 6)" if graph else "count(*)"
+    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, postings, emb, $request), {counted}"
+            f"{', ' + _SEED_STATE if seed_state else ''}{', count(*) FILTER (WHERE kind = 6)' if graph else ''} "
+            f"FROM ({rows}) r")
 
 
-_RANK_SQL = {(t, v, s): _rank_sql(t, v, s) for t in (False, True, "ids") for v in (False, True) for s in (False, True)
-             if t or v}
+_RANK_SQL = {(t, v, s, g): _rank_sql(t, v, s, g) for t in (False, True, "ids") for v in (False, True)
+             for s in (False, True) for g in (False, True) if t or v}
+# anatid_hybrid_recall's graph stage (the request's graph block): its leading status element,
+# and the elements naming a named seed gated as a hub (extension/anatid_hybrid_recall.cpp)
+STATUS_ID, GATED_SEED_ID, GRAPH_FUSED = -3, -4, 0
 NEEDS_MACRO, OVER_CEILING = -1, -2
 
 
-def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, qnorm, gids, ghops) -> bytes:
-    """The request BLOB of anatid_hybrid_recall (see its file comment)."""
+def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, qnorm, gids, ghops,
+                   graph_block: bytes = b"") -> bytes:
+    """The request BLOB of anatid_hybrid_recall (see its file comment); graph_block: from
+    encode_graph_block, or empty."""
     out = [struct.pack("<qqqdddq", at_us, depth, k, wv, wt, wg, -1 if vector_ceiling is None else vector_ceiling),
            struct.pack("<I", len(terms))]
     for t in terms:
@@ -227,7 +247,23 @@ def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, 
     q = [] if qvec is None else [float(x) for x in qvec]
     out.append(struct.pack(f"<I{len(q)}dd", len(q), *q, 0.0 if qnorm is None else float(qnorm)))
     out.append(struct.pack(f"<I{len(gids)}q{len(ghops)}i", len(gids), *gids, *ghops))
+    out.append(graph_block)
     return b"".join(out)
+
+
+def encode_graph_block(keys, depth: int, valid_at, stage: dict) -> bytes:
+    """anatid_hybrid_recall's graph block: recall()'s graph stage (verbs/graph_rank.py,
+    with_graph_arm) with its knobs; `stage`: wg, k, seeds_given (the first stage's trusted
+    hits and scores are filled in C++)."""
+    from .native_graph import encode_rank, encode_request as graph_request
+    from .verbs import graph_rank_sql as g
+    from .verbs.graph_rank import rank_request
+    rank = {**rank_request(depth, [], [], seeds_given=stage["seeds_given"]),
+            "fusion": {"first_ids": [], "first_scores": [], "protect": g.PROTECT, "wg": stage["wg"] * g.GRAPH_SHARE,
+                       "k": stage["k"]}}
+    text = (graph_request(keys, 2, depth, None, valid_at) + encode_rank(rank)).encode("utf-8")
+    return struct.pack(f"<I{len(text)}sIBd", len(text), text, g.FANOUT, 1 if g.NEIGHBOUR_AGREED else 0,
+                       float(g.NEIGHBOUR))
 
 
 # ---- before the first build: the journal statement ------------------------------------
@@ -367,7 +403,10 @@ class NativeHybridEngine:
         self.store = store
 
     def recall(self, cur, view, params, *, use_vector, use_text, use_graph, seeds_given, kinds, notes,
-               allow_slow: bool = False) -> RecallHits:
+               allow_slow: bool = False, graph_stage: dict | None = None) -> RecallHits:
+        """The text+vector first stage; with `graph_stage` (recall()'s graph stage: wg, k,
+        seeds_given, seed_keys), when the lean statement can run that stage too, the fused
+        answer, its arms ending with "graph" (otherwise the first stage, for with_graph_arm)."""
         from .verbs.recall_sql import hybrid_oracle
         from .indexes import health
         tenant = params["tenant"]
@@ -390,8 +429,9 @@ class NativeHybridEngine:
         if fallback is None:
             try:
                 lean_notes = []
+                fused = {}     # what _lean says of the graph stage
                 hits, why = self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
-                                       ann_plan, notes=lean_notes)
+                                       ann_plan, notes=lean_notes, graph_stage=graph_stage, fused=fused)
                 if hits is None and ann_plan is not None:   # the remembered ANN plan may be out of date
                     ann_plan, ann_note = ann.plan(self.store, cur, tenant, params["depth"], allow_slow, fresh=True)
                     lean_notes = []
@@ -413,6 +453,8 @@ class NativeHybridEngine:
                                  use_graph=use_graph, seeds_given=seeds_given, kinds=kinds, notes=notes,
                                  allow_slow=allow_slow)
         arms = tuple(a for a, used in zip(ARMS, (use_vector, use_text, use_graph)) if used)
+        if hits is not None and fused.get("fused"):
+            arms += ("graph",)
         if hits is None:
             notes = list(notes) + [f"answered by the anatid.anatid_hybrid macro: {why}"]
             # an ANN generation that answers means the exact scan is allowed (it is the fallback)
@@ -425,10 +467,13 @@ class NativeHybridEngine:
 
     # ---- the lean path --------------------------------------------------------------
     def _lean(self, cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow, ann_plan=None,
-              speculate=True, notes=None):
+              speculate=True, notes=None, graph_stage=None, fused=None):
         """(hits, None), or (None, why the macro must answer). `notes` (a list) receives what
-        answered instead of a generation (the SQL walk, the journal statement)."""
+        answered instead of a generation (the SQL walk, the journal statement). With
+        `graph_stage`, the statement runs the graph stage too when it can: then `fused` (a
+        dict) gets "fused" True and the hits are the fused answer."""
         notes = [] if notes is None else notes
+        fused = {} if fused is None else fused
         from .native_graph import recall_ids
         from .indexes import graph as graph_index, health
         from .store import BRUTE_FORCE_CEILING
@@ -442,6 +487,16 @@ class NativeHybridEngine:
         use_text = use_text and bool(terms)
         gids, ghops = [], []
         speculative = None    # (seeds, state) from the handle's cache, checked by the rank statement
+        stage_keys = None    # the graph stage's seeds, when this statement runs it
+        if graph_stage is not None and ann_plan is None and graph_index.has_tables(self.store, cur) and \
+                not health.flagged(self.store, "graph", tenant):
+            if graph_stage["seed_keys"] is not None:
+                stage_keys = list(graph_stage["seed_keys"])
+            elif terms:
+                speculative = cached_seeds(self.store, tenant, terms) if speculate else None
+                stage_keys = speculative[0] if speculative is not None else self._seeds(cur, tenant, terms)
+            else:
+                stage_keys = []
         if use_graph:
             if seeds_given:
                 keys = params["seed_keys"]
@@ -473,7 +528,8 @@ class NativeHybridEngine:
             at_us=(view.valid_at - _EPOCH) // timedelta(microseconds=1), depth=depth, k=params["k"],
             wv=params["wv"], wt=params["wt"], wg=params["wg"],
             vector_ceiling=None if allow_slow or ann_plan else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
-            qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops)
+            qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops,
+            graph_block=b"" if stage_keys is None else encode_graph_block(stage_keys, depth, view.valid_at, graph_stage))
         journal_terms = terms if use_text else []
         journal = ann_plan is None and _absent_hint(self.store, tenant)
         if journal:   # no generation last time: the journal statement first (it checks that still holds)
@@ -484,9 +540,13 @@ class NativeHybridEngine:
             journal = ranked is not None
             if not journal:
                 _absent_hint(self.store, tenant, False)
+        graph_rows = None    # the graph journal's rows the statement scanned (with the graph stage)
         if not journal and ann_plan is None:
-            ranked, journal_rows, *state = cur.execute(_RANK_SQL[(use_text_rows, use_vector, speculative is not None)],
-                                                       {"tenant": tenant, "request": request}).fetchone()
+            ranked, journal_rows, *state = cur.execute(
+                _RANK_SQL[(use_text_rows, use_vector, speculative is not None, stage_keys is not None)],
+                {"tenant": tenant, "request": request}).fetchone()
+            if stage_keys is not None:
+                graph_rows = state.pop()
         if ann_plan is None:
             if speculative is not None and tuple(state[0]) != speculative[1] and \
                     seeds_from_terms(self.store, cur, tenant, terms, tuple(state[0])) != speculative[0]:
@@ -494,7 +554,7 @@ class NativeHybridEngine:
                 # (entities are insert-only, so seeds equal before and after mean equal in between)
                 del notes[:]
                 return self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
-                                  ann_plan, speculate=False, notes=notes)
+                                  ann_plan, speculate=False, notes=notes, graph_stage=graph_stage, fused=fused)
             if not journal and (ranked is None or ranked and ranked[0]["memory_id"] == NEEDS_MACRO and
                                 ranked[0]["score"] in (1, 3)):
                 # a text (1) or vector (3) generation is absent: the journal holds every row; or
@@ -526,6 +586,16 @@ class NativeHybridEngine:
             raise BruteForceCeilingError(
                 f"an exact vector scan would cover {rows} rows, above BRUTE_FORCE_CEILING={BRUTE_FORCE_CEILING}: "
                 "pass allow_slow=True")
+        if ranked and ranked[0]["memory_id"] == STATUS_ID:   # the graph block's status (journal: never sent)
+            if ranked[0]["score"] == GRAPH_FUSED:
+                health.check_journal(self.store, cur, tenant, ("graph",), graph_rows)
+                from .verbs.graph_rank_sql import gated_seed_note
+                notes.extend(gated_seed_note(stage_keys[h["rv"] - 1], h["score"]) for h in ranked
+                             if h["memory_id"] == GATED_SEED_ID)
+                ranked = [h for h in ranked[1:] if h["memory_id"] != GATED_SEED_ID]
+                fused["fused"] = True
+            else:
+                ranked = ranked[1:]   # the first stage: the caller runs the graph stage
         if not ranked:
             return [], None
         # anatid_hybrid_rank (the journal statement) returns no content: every hit is read below
@@ -609,25 +679,42 @@ def query_terms(cur, query: str) -> list[str]:
     return sorted(set(toks))
 
 
-def rank_ids(store, cur, view, rank, *, seed_keys, query, kinds, notes):
+def rank_ids(store, cur, view, rank, *, seed_keys, query, kinds, notes, content=None, speculate=True):
     """The hybrid graph arm through the graph generation (src/graph_rank.cpp): (memory_id,
-    hop) best first, or None when the native graph cannot answer (the oracle does then)."""
+    hop) best first, or None when the native graph cannot answer (the oracle does then).
+    `content`: as native_graph.recall_ids fills it. Seeds from the query come from the
+    handle's cache when it has the tenant, checked by the ranking statement itself (the
+    entity fingerprint as one more column, as the first stage's statement does): a changed
+    entity set that changes the seeds ranks again with seeds checked first."""
     from .indexes import graph as graph_index, health
     from .native_graph import recall_ids
     if view.historical or not graph_index.has_tables(store, cur) or health.flagged(store, "graph", store.tenant):
         return None
+    speculative = state = None
     if seed_keys is not None:
         keys = list(seed_keys)
     elif query is not None:
-        keys = seeds_from_terms(store, cur, store.tenant, query_terms(cur, query))
+        terms = query_terms(cur, query)
+        speculative = cached_seeds(store, store.tenant, terms) if speculate else None
+        if speculative is not None:
+            keys, state = speculative[0], (_SEED_STATE, [])
+        else:
+            keys = seeds_from_terms(store, cur, store.tenant, terms)
     else:
         keys = []
     said: list[str] = []
     try:
-        ids = recall_ids(cur, store.tenant, keys, 2, rank["depth"], kinds, view.valid_at, store, said, rank=rank)
+        ids = recall_ids(cur, store.tenant, keys, 2, rank["depth"], kinds, view.valid_at, store, said, rank=rank,
+                         content=content, state=state)
     except health.DamagedBase as exc:
         health.mark_damaged(store, "graph", store.tenant, str(exc))
         return None
+    if state is not None and state[1] and tuple(state[1][-1]) != speculative[1] and \
+            seeds_from_terms(store, cur, store.tenant, terms, tuple(state[1][-1])) != keys:
+        if content is not None:
+            content.clear()
+        return rank_ids(store, cur, view, rank, seed_keys=seed_keys, query=query, kinds=kinds, notes=notes,
+                        content=content, speculate=False)
     from .native_graph import JOURNAL_ALONE_NOTE
     for note in said:
         if note == JOURNAL_ALONE_NOTE and ids is not None:

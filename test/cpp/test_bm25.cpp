@@ -223,6 +223,28 @@ TEST_CASE("N and avgdl from the generation's validity index equal a pass over ev
 	}
 }
 
+TEST_CASE("a generation vouches for a memory's content only while the memory is valid") {
+	auto bare = Build(kDocs);
+	CHECK_EQ(bare->VouchedDoc(10, 0), int64_t(-1)); // no content parts: nothing to vouch for
+	// the same documents with content and kinds (parts 10-13); memory 30 closed at t = 100
+	std::vector<Doc> docs = kDocs;
+	docs[2].vt = 100;
+	Build(docs);
+	const std::vector<int64_t> content_off {0, 3, 6, 11}, kind_off {0, 4, 8, 12};
+	g_parts.push_back(Bytes(content_off));
+	g_parts.push_back("onetwothree");
+	g_parts.push_back(Bytes(kind_off));
+	g_parts.push_back("factfactnote");
+	std::vector<std::string_view> views(g_parts.begin(), g_parts.end());
+	auto gen = TextGeneration::Parse(views);
+	CHECK_EQ(gen->VouchedDoc(20, 50), int64_t(1));
+	CHECK_EQ(std::string(gen->Content(1)), std::string("two"));
+	CHECK_EQ(gen->VouchedDoc(30, 50), int64_t(2));
+	CHECK_EQ(std::string(gen->Kind(2)), std::string("note"));
+	CHECK_EQ(gen->VouchedDoc(30, 100), int64_t(-1)); // valid_to is exclusive
+	CHECK_EQ(gen->VouchedDoc(40, 50), int64_t(-1));  // not in the generation
+}
+
 TEST_CASE("a corrupt generation is refused") {
 	std::vector<std::string_view> none;
 	CHECK_THROWS(TextGeneration::Parse(none));

@@ -83,16 +83,17 @@ def with_graph_arm(store, cur, view, first: RecallHits, *, k: int, depth: int, w
     notes = list(first.notes)
     by_id = {h.memory_id: h for h in first}
     # the native ranker fuses too (src/graph_rank.cpp, Fuse): only graph-only hits need their rows
+    # and the text generation vouches for most graph-only hits' rows (`rows`)
+    rows: dict = {}
     fused = engines.graph_arm(store, cur, view, {**rank, "fusion": fusion}, seed_keys=seed_keys, query=query,
-                              kinds=kinds, notes=notes)
+                              kinds=kinds, notes=notes, content=rows)
     if fused is not None:
         engine = "native" if not first.arms else first.engine
-        missing = [m for m, _, _ in fused if m not in by_id]
-        rows = {}
+        missing = [m for m, _, _ in fused if m not in by_id and m not in rows]
         if missing:
             hp = {**view.params(store.tenant), "ids": missing, "lo": min(missing), "hi": max(missing)}
-            rows = {int(m): (c, k) for m, c, k in cur.execute(_HYDRATE.format(memory_visible=visible("m", view)),
-                                                              hp).fetchall()}
+            rows.update((int(m), (c, k)) for m, c, k in cur.execute(
+                _HYDRATE.format(memory_visible=visible("m", view)), hp).fetchall())
         out = []
         for mid, hop, score in fused:
             if mid in by_id:

@@ -129,9 +129,14 @@ def recall(store, query: str, *, embedding=None, seed_entity=None, k: int = 10, 
     # `depth` first (k = depth: both engines take max(depth, k) candidates per arm, so a
     # larger k would widen the native arms and not the oracle's), then the graph stage.
     if use_vector or use_text:
+        # the native engine runs the graph stage in its first-stage statement when it can
+        # (then the answer's arms end with "graph"); else with_graph_arm runs it below
+        stage = {"wg": wg, "k": k, "seeds_given": seed_keys is not None, "seed_keys": seed_keys}
         first = engine.recall(cur, view, {**params, "k": depth}, use_vector=use_vector,
                               use_text=use_text, use_graph=False, seeds_given=False, kinds=kinds, notes=notes,
-                              allow_slow=allow_slow)
+                              allow_slow=allow_slow, **({"graph_stage": stage} if engine.name == "native" else {}))
+        if first.arms[-1:] == ("graph",):
+            return first
     else:
         first = RecallHits([], arms=(), notes=tuple(notes), engine="sql")
     from .graph_rank import with_graph_arm
