@@ -196,3 +196,47 @@ def test_a_tenant_with_evidence_runs_the_neighbour_statement_and_agrees(tmp_path
         assert neighbour_runs > 0       # the arms agreed somewhere, and the neighbours were asked for
     finally:
         db.close()
+
+
+def test_recall_2hop_content_from_the_text_generation_follows_every_write(tmp_path):
+    """recall_2hop() takes its hits' content from the resident text generation only where no
+    write touched them since the build: updated, superseded and forgotten memories read
+    their rows, and every answer equals the oracle's, content and kind included."""
+    rng = random.Random(9)
+    clock = [0]
+
+    def now():
+        clock[0] += 1
+        return at(clock[0])
+
+    db = Anatid.open(str(tmp_path / "twohop.anatid"), tenant=0, embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    try:
+        live = _fill(db, rng, 160, now)
+        db.maintain_indexes()
+        db.recall("apple", k=3)        # the text generation is resident
+        for step in range(30):
+            op = rng.random()
+            mid = rng.choice(live)
+            if op < 0.3:
+                db.update(mid, " ".join(rng.sample(WORDS, 3)), expected_version=db.get(mid).version, now=now())
+            elif op < 0.5:
+                live.remove(mid)
+                live.append(db.supersede(mid, " ".join(rng.sample(WORDS, 2)), now=now()).memory_id)
+            elif op < 0.65:
+                live.remove(mid)
+                db.forget(mid, now=now())
+            name = rng.choice(NAMES[1:4])     # the skew's head: filed under many memories
+            native = db.recall_2hop(name)
+            saved = engines._native_graph
+            engines._native_graph = None
+            try:
+                oracle = db.recall_2hop(name)
+            finally:
+                engines._native_graph = saved
+            assert native.engine == "native" and oracle.engine == "sql"
+            assert [(h.memory_id, h.content, h.kind, h.hop) for h in native] == \
+                [(h.memory_id, h.content, h.kind, h.hop) for h in oracle]
+    finally:
+        db.close()

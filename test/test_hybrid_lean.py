@@ -256,7 +256,7 @@ def test_cached_seeds_are_checked_by_the_rank_statement(tmp_path):
 def test_vector_only_recall_parses_the_text_generation_to_hydrate(tmp_path):
     """A workload without text queries never had the text generation parsed, so every hit was
     read from anatid_memories: the first such recall now parses it, the next ones hydrate from it."""
-    from anatid import native_hybrid
+    from anatid import native_hybrid, text_resident
     db = Anatid.open(str(tmp_path / "veconly.anatid"), embedding_dim=DIM)
     if not db.native.loaded:
         pytest.skip(db.native.reason)
@@ -267,10 +267,10 @@ def test_vector_only_recall_parses_the_text_generation_to_hydrate(tmp_path):
             db.remember(f"plum number {i}", kind="fact", embedding=[float(i + 1)] + [1.0] * (DIM - 1), now=at(i + 1))
         db.maintain_indexes()
         cur = db.connection.cursor()
-        assert cur.execute(native_hybrid._TEXT_RESIDENT, {"tenant": 0}).fetchone() == (False,)
+        assert cur.execute(text_resident._TEXT_RESIDENT, {"tenant": 0}).fetchone() == (False,)
         both(db, "", embedding=[1.0] * DIM, k=5)                # the macro (parses the vector generation)
         both(db, "", embedding=[1.0] * DIM, k=5)                # hydrated by SQL, and parses the text one
-        assert cur.execute(native_hybrid._TEXT_RESIDENT, {"tenant": 0}).fetchone() == (True,)
+        assert cur.execute(text_resident._TEXT_RESIDENT, {"tenant": 0}).fetchone() == (True,)
         native_hybrid._hydrate_sql = lambda view: seen.append(1) or real(view)
         hits = both(db, "", embedding=[2.0] + [1.0] * (DIM - 1), k=5)
         assert len(hits) == 5 and not seen

@@ -53,15 +53,9 @@ from .models import Hit, RecallHits
 from .native_graph import tenant_hint
 from .predicates import visible
 from .text import tokens_sql
+from .text_resident import HYBRID_CALL, load_text_generation
 
 ARMS = ("vector", "text", "graph")
-
-HYBRID_CALL = """
-SELECT memory_id, content, kind, score, rank_vector, rank_text, rank_graph, hop
-FROM anatid.anatid_hybrid($query, tenant := $tenant, k := $k, qvec := $qvec, qnorm := $qnorm, seeds := $seeds,
-                          depth := $depth, wv := $wv, wt := $wt, wg := $wg, valid_at := $valid_at,
-                          text_ceiling := $text_ceiling, vector_ceiling := $vector_ceiling)
-"""
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _EPOCH = datetime(1970, 1, 1)
@@ -377,25 +371,6 @@ def _legacy_text_journal(store, cur) -> bool:
     return known
 
 
-# A recall without the text arm hydrates its hits from the text generation only when this
-# process has parsed it (a text recall or the macro does; a vector-only workload never
-# would): when most hits came back without content, parse it once through the macro with a
-# one-word query (~60 ms at 100k documents, once per generation and process; the same
-# memory a text recall would use). The check costs one small statement and runs only then;
-# the generation's stored bytes are checked first, as before any parse by the macro.
-_TEXT_RESIDENT = ("SELECT anatid_hybrid_cached('text', gen_id, nonce) FROM anatid_text_gen "
-                  "WHERE tenant_id = $tenant")
-
-
-def _load_text_generation(store, cur, tenant) -> None:
-    from .indexes import health
-    row = cur.execute(_TEXT_RESIDENT, {"tenant": tenant}).fetchone()
-    if row is not None and not row[0] and health.guard_hybrid(store, cur, tenant, text=True, vector=False) is None:
-        cur.execute(HYBRID_CALL, {"query": "a", "tenant": tenant, "k": 1, "qvec": None, "qnorm": None,
-                                  "seeds": [], "depth": 1, "wv": 0.0, "wt": 1.0, "wg": 0.0, "valid_at": None,
-                                  "text_ceiling": None, "vector_ceiling": None}).fetchall()
-
-
 class NativeHybridEngine:
     name = "native"
 
@@ -602,7 +577,7 @@ class NativeHybridEngine:
         content = {h["memory_id"]: (h["content"], h["kind"]) for h in ranked if h.get("content") is not None}
         ids = [h["memory_id"] for h in ranked if h.get("content") is None]
         if use_text_rows == "ids" and not journal and 2 * len(ids) > len(ranked):
-            _load_text_generation(self.store, cur, tenant)    # the next recalls hydrate from it
+            load_text_generation(self.store, cur, tenant)    # the next recalls hydrate from it
         if ids:
             content.update((mid, (c, kind)) for mid, c, kind in cur.execute(
                 _hydrate_sql(view), {**view.params(tenant), "ids": ids, "lo": min(ids), "hi": max(ids)}).fetchall())
