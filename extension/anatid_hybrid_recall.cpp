@@ -18,8 +18,8 @@
 //                        exactly; a journalled memory's row always overrides its candidate
 //   6 graph journal      postings = the entry (anatid_graph_journal, src/graph_codec.hpp), its base
 //                        marker included: only with the graph block below
-//   7 evidence           one row when the tenant has any anatid_evidence row (episode neighbours
-//                        may then contribute): only with the graph block
+//   7 evidence           a = memory_id, b = episode_id (anatid_evidence), at most the block's
+//                        evidence cap + 1 rows: only with the graph block
 // The latest journal row (largest seq) of a memory wins, as in the macro. Text journal rows
 // are kept as scanned bytes (text_journal::AppendRow) and folded through the process-wide
 // text_journal::Cache under the text generation's key, so an unchanged journal is not
@@ -31,7 +31,8 @@
 //   uint32 n_graph, int64[n] graph ids (best first), int32[n] hops;
 //   optionally the graph block: uint32 bytes + a graph request (src/graph_codec.hpp, with its
 //   ranking block's trusted, extra and first-stage lists empty), uint32 fanout, uint8 agreed
-//   (1: episode neighbours only of trusted hits every arm found), double neighbour weight.
+//   (1: episode neighbours only of trusted hits every arm found), double neighbour weight,
+//   uint32 evidence cap (more evidence rows than that: the caller computes the neighbours).
 // With the graph block the function runs recall()'s whole graph stage after the first stage
 // (python/anatid/verbs/graph_rank.py, with_graph_arm): the first `fanout` hits are trusted,
 // the first stage is the fusion's input, and src/graph_rank.cpp ranks and fuses on the
@@ -39,9 +40,12 @@
 // element (memory_id -3, score = status): 0 when fused (the fused hits follow, then one
 // element per named seed gated as a hub: memory_id -4, score its share, rv its index + 1);
 // otherwise the first stage follows, and the caller runs the graph stage itself: 1 episode
-// neighbours are needed (trusted hits the arms agree on, and the tenant has evidence: they
-// take a statement of their own), 2 the graph generation is not resident, 3 the tenant has
-// no graph generation (or more than one marker, or one without a nonce).
+// neighbours are needed and cannot be computed here (more evidence rows than the cap, or
+// no text rows to tell which members are visible), 2 the graph generation is not resident,
+// 3 the tenant has no graph generation (or more than one marker, or one without a nonce).
+// Episode neighbours (src/episode_neighbours.hpp) are computed from the kind-7 rows, a
+// member being visible by the text journal's latest row, else by the text generation: every
+// memory has a text document, so the text index knows every memory's validity.
 // The generations must be resident (parsed by an earlier anatid_hybrid_rank call); this
 // function never reads BLOBs. Answers that are not hits are one-element lists, so the
 // caller's transaction is never aborted: memory_id -1 (score 1/2: the text generation
@@ -55,6 +59,7 @@
 #include "anatid_graph_common.hpp"
 #include "boxed_aggregate.hpp"
 #include "capi_util.hpp"
+#include "episode_neighbours.hpp"
 #include "graph_cache.hpp"
 #include "graph_codec.hpp"
 #include "graph_rank.hpp"
@@ -105,7 +110,7 @@ struct State {
 	int graph_markers = 0;
 	graph::CacheKey graph_key {0, 0};
 	bool graph_keyed = false; // the marker carried a nonce
-	bool has_evidence = false;
+	std::vector<EvidenceRow> evidence;
 };
 
 using Boxed = BoxedState<State>;
@@ -171,7 +176,11 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 			continue;
 		}
 		if (kind == 7) {
-			s.has_evidence = true;
+			EvidenceRow r {0, 0};
+			if (!Scalar(vec(kA), row, r.memory_id) || !Scalar(vec(kB), row, r.episode_id)) {
+				throw std::invalid_argument("anatid_hybrid_recall: an evidence row (kind 7) needs a and b");
+			}
+			s.evidence.push_back(r);
 			continue;
 		}
 		if (!Scalar(vec(kKind), row, kind) || !Scalar(vec(kA), row, a)) {
@@ -246,7 +255,8 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 			dst.graph_markers += src.graph_markers;
 			src.graph_markers = 0;
 		}
-		dst.has_evidence = dst.has_evidence || src.has_evidence;
+		dst.evidence.insert(dst.evidence.end(), src.evidence.begin(), src.evidence.end());
+		src.evidence.clear();
 		dst.text += src.text; // any order: the fold keeps each memory's largest seq
 		for (auto &kv : src.vec) {
 			Keep(dst.vec, kv.first, std::move(kv.second));
@@ -309,6 +319,7 @@ struct GraphBlock {
 	size_t fanout = 0;
 	bool agreed = true;
 	double neighbour = 0;
+	size_t evidence_cap = 0;
 	bool used_text = false, used_vector = false; // which first-stage arms ran (set by Answer)
 };
 
@@ -355,6 +366,7 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel, GraphBlock &block) {
 		block.fanout = r.Get<uint32_t>();
 		block.agreed = r.Get<uint8_t>() != 0;
 		block.neighbour = r.Get<double>();
+		block.evidence_cap = r.Get<uint32_t>();
 	}
 	if (!r.AtEnd()) {
 		throw std::invalid_argument("anatid_hybrid_recall: the request has trailing bytes");
@@ -477,13 +489,40 @@ GraphStatus GraphStage(State &s, const GraphBlock &block, const std::vector<Hybr
 		throw std::invalid_argument("anatid_hybrid_recall: the graph block needs a ranking request with valid_at");
 	}
 	const size_t trusted = std::min(block.fanout, first.size());
-	if (block.neighbour > 0 && s.has_evidence) {
-		// episode neighbours of the trusted hits every arm found (or of all, without the rule)
-		const bool both_arms = block.used_text && block.used_vector;
-		for (size_t i = 0; i < trusted; i++) {
-			if (!block.agreed || (both_arms && first[i].rank_vector > 0 && first[i].rank_text > 0)) {
-				return kNeedsNeighbours;
+	std::vector<int64_t> agreed; // episode neighbours: of the trusted hits every arm found (all, without the rule)
+	const bool both_arms = block.used_text && block.used_vector;
+	for (size_t i = 0; i < trusted && block.neighbour > 0 && !s.evidence.empty(); i++) {
+		if (!block.agreed || (both_arms && first[i].rank_vector > 0 && first[i].rank_text > 0)) {
+			agreed.push_back(first[i].id);
+		}
+	}
+	std::shared_ptr<const TextGeneration> text; // held while `visible` runs
+	if (!agreed.empty()) {
+		if (s.evidence.size() > block.evidence_cap || !block.used_text || !s.have_text_gen) {
+			return kNeedsNeighbours;
+		}
+		try {
+			text = TextGenerationFor(s.text_gen, {}, false); // resident: the text arm just ran on it
+		} catch (const std::runtime_error &) {
+			return kNeedsNeighbours;
+		}
+		const text_journal::Fold &journal = TextFold(s);
+		const int64_t at = req.valid_at_us;
+		auto visible = [&](int64_t id) {
+			if (journal.Touched(id)) {
+				return journal.VisibleAt(id, at);
 			}
+			auto it = text->doc_of.find(id);
+			return it != text->doc_of.end() && text->vf[size_t(it->second)] <= at && at < text->vt[size_t(it->second)];
+		};
+		std::unordered_map<int64_t, size_t> position; // trust 1 / r by the hit's place among the trusted
+		for (size_t i = 0; i < trusted; i++) {
+			position.emplace(first[i].id, i + 1);
+		}
+		for (const auto &pair : EpisodeNeighbours(s.evidence, agreed, visible)) {
+			req.rank.extra_ids.push_back(pair.first);
+			req.rank.extra_src.push_back(pair.second);
+			req.rank.extra_c.push_back(block.neighbour / double(position.at(pair.second)));
 		}
 	}
 	if (s.graph_markers != 1 || !s.graph_keyed) {

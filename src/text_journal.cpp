@@ -122,6 +122,11 @@ bool Fold::Touched(int64_t memory_id) const {
 	return std::binary_search(touched_.begin(), touched_.end(), memory_id);
 }
 
+bool Fold::VisibleAt(int64_t memory_id, int64_t valid_at) const {
+	auto it = latest_.find(memory_id);
+	return it != latest_.end() && it->second.present && it->second.vf <= valid_at && valid_at < it->second.vt;
+}
+
 void Fold::Fill(Bm25Input &in) const {
 	in.touched.insert(in.touched.end(), touched_.begin(), touched_.end());
 	in.docs.insert(in.docs.end(), docs_.begin(), docs_.end());

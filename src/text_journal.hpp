@@ -53,6 +53,9 @@ public:
 	std::shared_ptr<const Fold> Extend(std::string_view encoded, size_t from) const;
 
 	bool Touched(int64_t memory_id) const;
+	// Whether the memory is visible at `valid_at` by its latest journal row (a row with a
+	// document, valid then); false for a memory no row touches (ask the base then).
+	bool VisibleAt(int64_t memory_id, int64_t valid_at) const;
 	size_t Memories() const {
 		return touched_.size();
 	}

@@ -170,7 +170,14 @@ def test_a_named_hub_is_noted_and_ranked_like_the_oracle(tmp_path):
         db.close()
 
 
-def test_a_tenant_with_evidence_runs_the_neighbour_statement_and_agrees(tmp_path):
+@pytest.mark.parametrize("cap", [None, 3])
+def test_a_tenant_with_evidence_ranks_episode_neighbours_like_the_oracle(tmp_path, monkeypatch, cap):
+    """Episode neighbours of the hits both arms found are computed in the statement from the
+    tenant's evidence rows (src/episode_neighbours.cpp); past the evidence cap they take the
+    neighbour statement of their own. Either way the answer is the oracle's."""
+    from anatid import native_hybrid
+    if cap is not None:
+        monkeypatch.setattr(native_hybrid, "EVIDENCE_CAP", cap)
     rng = random.Random(7)
     clock = [0]
 
@@ -184,7 +191,9 @@ def test_a_tenant_with_evidence_runs_the_neighbour_statement_and_agrees(tmp_path
     try:
         live = _fill(db, rng, 150, now, episodes=True)
         db.maintain_indexes()
-        neighbour_runs = 0
+        db.forget(live.pop(37), now=now())          # a hidden member inside an episode
+        db.recall("apple", k=3, embedding=[1.0] * DIM)   # parses the generations
+        in_statement = neighbour_statement = 0
         for _ in range(20):
             m = db.get(rng.choice(live))       # a query both arms find: its own words and vector
             emb = db._store.read().execute("SELECT embedding FROM anatid_embeddings WHERE memory_id = $m",
@@ -192,8 +201,14 @@ def test_a_tenant_with_evidence_runs_the_neighbour_statement_and_agrees(tmp_path
             kw = {"k": 10} if emb is None else {"k": 10, "embedding": list(emb[0])}
             native, log, oracle = _native_and_oracle(db, m.content, **kw)
             _same(native, oracle)
-            neighbour_runs += any("$trusted" in sql and "anatid_evidence" in sql for sql in log)
-        assert neighbour_runs > 0       # the arms agreed somewhere, and the neighbours were asked for
+            if any("$trusted" in sql for sql in log):
+                neighbour_statement += 1
+            elif not any("anatid_graph_recall(" in sql for sql in log):
+                in_statement += 1
+        if cap is None:
+            assert in_statement >= 18, (in_statement, neighbour_statement)
+        else:
+            assert neighbour_statement > 0     # the arms agreed somewhere, past the cap
     finally:
         db.close()
 

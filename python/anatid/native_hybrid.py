@@ -199,14 +199,18 @@ _SEED_STATE = f"(SELECT [{_SEED_FINGERPRINT}] FROM anatid_entities WHERE tenant_
 
 
 # The graph stage's rows (kinds 6 and 7 of anatid_hybrid_recall): the tenant's graph journal
-# (its base marker names the generation) and whether the tenant has any evidence row (then
-# episode neighbours may contribute, and they take a statement of their own).
-_GRAPH_ROWS = """
+# (its base marker names the generation) and its evidence rows, for the episode neighbours,
+# up to EVIDENCE_CAP + 1 of them: a tenant with more (a file of long transcripts) has its
+# neighbours computed by their own statement (verbs/graph_rank.py) rather than every recall
+# scanning them all. A conversation of a few thousand turns is well under the cap.
+EVIDENCE_CAP = 20_000
+_GRAPH_ROWS = f"""
     SELECT 6 AS kind, NULL::BIGINT AS a, NULL::BIGINT AS b, NULL::BIGINT AS c, NULL::BIGINT AS d,
            NULL::INTEGER AS len, NULL::DOUBLE AS norm, entry AS postings, NULL::FLOAT[] AS emb
     FROM anatid_graph_journal WHERE tenant_id = $tenant
     UNION ALL
-    (SELECT 7, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM anatid_evidence WHERE tenant_id = $tenant LIMIT 1)"""
+    (SELECT 7, memory_id, episode_id, NULL, NULL, NULL, NULL, NULL, NULL FROM anatid_evidence
+     WHERE tenant_id = $tenant LIMIT {EVIDENCE_CAP + 1})"""
 
 
 def _rank_sql(use_text, use_vector: bool, seed_state: bool = False, graph: bool = False) -> str:
@@ -256,8 +260,8 @@ def encode_graph_block(keys, depth: int, valid_at, stage: dict) -> bytes:
             "fusion": {"first_ids": [], "first_scores": [], "protect": g.PROTECT, "wg": stage["wg"] * g.GRAPH_SHARE,
                        "k": stage["k"]}}
     text = (graph_request(keys, 2, depth, None, valid_at) + encode_rank(rank)).encode("utf-8")
-    return struct.pack(f"<I{len(text)}sIBd", len(text), text, g.FANOUT, 1 if g.NEIGHBOUR_AGREED else 0,
-                       float(g.NEIGHBOUR))
+    return struct.pack(f"<I{len(text)}sIBdI", len(text), text, g.FANOUT, 1 if g.NEIGHBOUR_AGREED else 0,
+                       float(g.NEIGHBOUR), EVIDENCE_CAP)
 
 
 # ---- before the first build: the journal statement ------------------------------------

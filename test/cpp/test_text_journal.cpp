@@ -95,6 +95,16 @@ TEST_CASE("a row without text touches the memory and hides its older postings") 
 	CHECK_EQ(meta.docs.size(), size_t(0));
 }
 
+TEST_CASE("visibility by the latest row: valid then, and not closed since") {
+	// 7: written, then closed (a row without text); 8: valid in [100, 200); 9: untouched
+	auto fold = Fold::Build(Row(7, 10, "apple:1") + Row(7, 11, nullptr) + Row(8, 12, "pie:2", 3, 100, 200));
+	CHECK(!fold->VisibleAt(7, 150));
+	CHECK(fold->VisibleAt(8, 100));
+	CHECK(!fold->VisibleAt(8, 200)); // valid_to is exclusive
+	CHECK(!fold->VisibleAt(8, 99));
+	CHECK(!fold->VisibleAt(9, 150)); // no row: the base answers for it
+}
+
 TEST_CASE("a truncated encoding is refused") {
 	const std::string enc = Row(7, 10, "apple:1");
 	bool threw = false;
