@@ -497,11 +497,16 @@ def run(args) -> dict:
     if not db.native.loaded:
         sys.exit(f"native extension not loaded: {db.native.reason}")
     db.connection.execute("SET threads = 1")
-    report = db.maintain_indexes(all_tenants=True, indexes=("graph",))["graph"]   # the text index is not measured here
+    report = db.maintain_indexes(all_tenants=True, indexes=("graph",))["graph"]
     result["build"] = {"seconds_all_tenants": report.get("build_seconds", report["seconds"]),
                        "seconds_with_validation": report["seconds"],
                        "bytes": sum(t["bytes"] for t in report["tenants"]),
                        "tenants": len(report["tenants"])}
+    # the text index too, as maintain_indexes() builds it on a user's file: the verb takes its
+    # hits' content from the text generation (not measured here: the graph build is)
+    t0 = time.perf_counter()
+    db.maintain_indexes(all_tenants=True, indexes=("text",))
+    result["build"]["text_index_seconds"] = round(time.perf_counter() - t0, 2)
     view = db._store.view(None)
     queries = choose_queries(db, args.queries, args.seed)
     engines = anatid_engines(db, view)

@@ -6,8 +6,9 @@
 // holds the memory with its content, the memory is valid at valid_at_us, and no text
 // journal row touches it (`touched`: the memory ids of the tenant's text journal, i.e. the
 // writes since the build, tombstones included). Every other element is NULL, and so is
-// every element when the generation is not resident in this process or gen_id is NULL: the
-// caller reads anatid_memories for those ids only. This is the rule anatid_hybrid_recall
+// every element when the generation is not resident in this process: the caller reads
+// anatid_memories for those ids only. A NULL gen_id (the tenant has no text generation)
+// answers NULL, so the caller knows there is nothing to make resident. This is the rule anatid_hybrid_recall
 // hydrates its own hits by, offered to the graph paths, whose hits (graph-only ones)
 // otherwise cost a scan of anatid_memories (it has no index on memory_id; ~2.4 ms at 1M).
 // Never parses a BLOB: a text recall or anatid.anatid_hybrid makes the generation resident.
@@ -67,7 +68,7 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 	idx_t total = duckdb_list_vector_get_size(output);
 	for (idx_t row = 0; row < n; row++) {
 		idx_t offset = 0, length = 0;
-		if (!Slice(ids_vec, row, offset, length)) {
+		if (!Slice(ids_vec, row, offset, length) || !IsValid(duckdb_data_chunk_get_vector(input, kGen), row)) {
 			SetNull(output, row);
 			out_lists[row] = duckdb_list_entry {total, 0};
 			continue;

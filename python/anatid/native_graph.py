@@ -181,8 +181,9 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
     receives which of the two happened. With `rank` (the hybrid graph arm's request), the
     hits are the three-arm fusion: (memory_id, hop, score), hop -10 for a hit the graph arm
     did not find. `content` (a dict, with valid_at given) receives memory_id -> (content, kind)
-    for the hits the resident text generation vouches for; `state` (SQL of one value, a list)
-    has that value appended, read in the statement's snapshot."""
+    for the hits the resident text generation vouches for, and key None -> whether the tenant
+    has a text generation at all; `state` (SQL of one value, a list) has that value appended,
+    read in the statement's snapshot."""
     block = "" if rank is None else encode_rank(rank)   # rank: the hybrid graph arm's ranking instead
     with_content = content is not None and valid_at is not None
     extras = {"at_us": (valid_at - _EPOCH) // timedelta(microseconds=1)} if with_content else {}
@@ -195,8 +196,9 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
         n = len(row) - with_content - (state is not None)
         if state is not None:
             state[1].append(row[-1])
-        if with_content and row[n] is not None and row[0] and row[0][0]["hop"] not in CONTROL_HOPS:
-            content.update((h["memory_id"], (c["content"], c["kind"])) for h, c in zip(row[0], row[n])
+        if with_content and row[0] and row[0][0]["hop"] not in CONTROL_HOPS:
+            content[None] = row[n] is not None      # NULL: no text generation (anatid_text_content)
+            content.update((h["memory_id"], (c["content"], c["kind"])) for h, c in zip(row[0], row[n] or ())
                            if c is not None)
         return row[:n]
 
@@ -301,7 +303,7 @@ class NativeGraphEngine:
         # content and kind: from the resident text generation where it vouches for them (it is
         # parsed once when most hits lacked them), the rest read by id
         missing = [(m, h) for m, h in ids if m not in vouched]
-        if 2 * len(missing) > len(ids):
+        if vouched.get(None) and 2 * len(missing) > len(ids):
             load_text_generation(store, cur, store.tenant)
         rows = {}
         if missing:

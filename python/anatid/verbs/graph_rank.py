@@ -89,6 +89,7 @@ def with_graph_arm(store, cur, view, first: RecallHits, *, k: int, depth: int, w
                               kinds=kinds, notes=notes, content=rows)
     if fused is not None:
         engine = "native" if not first.arms else first.engine
+        rows.pop(None, None)     # whether the tenant has a text generation: not needed here
         missing = [m for m, _, _ in fused if m not in by_id and m not in rows]
         if missing:
             hp = {**view.params(store.tenant), "ids": missing, "lo": min(missing), "hi": max(missing)}
