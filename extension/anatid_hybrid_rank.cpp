@@ -66,18 +66,7 @@ const ArgSpec kArgs[kArgCount] = {
 };
 
 // ---- reading one row's arguments ------------------------------------------------
-// IsValid and Scalar: capi_util.hpp
-
-// The [offset, offset + length) slice of a list row; false for a NULL list.
-bool ListSlice(duckdb_vector v, idx_t row, idx_t &offset, idx_t &length) {
-	if (!IsValid(v, row)) {
-		return false;
-	}
-	const auto *entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(v));
-	offset = entries[row].offset;
-	length = entries[row].length;
-	return true;
-}
+// IsValid, Scalar and ListSlice: capi_util.hpp
 
 template <class T>
 std::vector<T> List(duckdb_vector v, idx_t row, const char *name) {

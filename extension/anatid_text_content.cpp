@@ -29,17 +29,6 @@ namespace {
 
 enum Arg : idx_t { kIds, kGen, kNonce, kTouched, kValidAt };
 
-// The [offset, offset + length) slice of a list row; false for a NULL list.
-bool Slice(duckdb_vector v, idx_t row, idx_t &offset, idx_t &length) {
-	if (!IsValid(v, row)) {
-		return false;
-	}
-	const auto *entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(v));
-	offset = entries[row].offset;
-	length = entries[row].length;
-	return true;
-}
-
 // The generation the row names, when this process holds it parsed; else null.
 std::shared_ptr<const TextGeneration> Resident(duckdb_data_chunk input, idx_t row) {
 	GenerationKey key {0, 0};
@@ -68,7 +57,7 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 	idx_t total = duckdb_list_vector_get_size(output);
 	for (idx_t row = 0; row < n; row++) {
 		idx_t offset = 0, length = 0;
-		if (!Slice(ids_vec, row, offset, length) || !IsValid(duckdb_data_chunk_get_vector(input, kGen), row)) {
+		if (!ListSlice(ids_vec, row, offset, length) || !IsValid(duckdb_data_chunk_get_vector(input, kGen), row)) {
 			SetNull(output, row);
 			out_lists[row] = duckdb_list_entry {total, 0};
 			continue;
@@ -78,7 +67,7 @@ void Execute(duckdb_function_info, duckdb_data_chunk input, duckdb_vector output
 		    Scalar(valid_vec, row, valid_at) ? Resident(input, row) : nullptr;
 		std::vector<int64_t> touched;
 		idx_t t_off = 0, t_len = 0;
-		if (gen && Slice(touched_vec, row, t_off, t_len)) {
+		if (gen && ListSlice(touched_vec, row, t_off, t_len)) {
 			for (idx_t i = t_off; i < t_off + t_len; i++) {
 				if (IsValid(touched_child, i)) {
 					touched.push_back(touched_data[i]);

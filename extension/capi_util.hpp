@@ -107,6 +107,18 @@ bool Scalar(duckdb_vector v, idx_t row, T &out) {
 	return true;
 }
 
+// The [offset, offset + length) slice of a list row (into the list's child vector); false
+// for a NULL list.
+inline bool ListSlice(duckdb_vector v, idx_t row, idx_t &offset, idx_t &length) {
+	if (!IsValid(v, row)) {
+		return false;
+	}
+	const auto *entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(v));
+	offset = entries[row].offset;
+	length = entries[row].length;
+	return true;
+}
+
 // Marks one row of an output vector NULL.
 inline void SetNull(duckdb_vector v, idx_t row) {
 	duckdb_vector_ensure_validity_writable(v);

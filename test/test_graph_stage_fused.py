@@ -65,6 +65,20 @@ def _same(native, oracle):
     assert [n for n in native.notes if "(a hub)" in n] == [n for n in oracle.notes if "(a hub)" in n]
 
 
+def _open(tmp_path, name):
+    """A native handle on a new file and a clock for its writes (skips without the extension)."""
+    clock = [0]
+
+    def now():
+        clock[0] += 1
+        return at(clock[0])
+
+    db = Anatid.open(str(tmp_path / f"{name}.anatid"), tenant=0, embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    return db, now
+
+
 def _entities(rng):
     """A hub on ~70% of memories, the others Zipf-skewed."""
     ents = ["Ann"] if rng.random() < 0.7 else []
@@ -100,15 +114,7 @@ def _query(rng):
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_one_statement_graph_stage_equals_the_oracle(tmp_path, seed):
     rng = random.Random(seed)
-    clock = [0]
-
-    def now():
-        clock[0] += 1
-        return at(clock[0])
-
-    db = Anatid.open(str(tmp_path / "fused.anatid"), tenant=0, embedding_dim=DIM)
-    if not db.native.loaded:
-        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    db, now = _open(tmp_path, "fused")
     try:
         live = _fill(db, rng, 220, now)
         db.maintain_indexes()
@@ -148,15 +154,7 @@ def test_one_statement_graph_stage_equals_the_oracle(tmp_path, seed):
 
 def test_a_named_hub_is_noted_and_ranked_like_the_oracle(tmp_path):
     rng = random.Random(5)
-    clock = [0]
-
-    def now():
-        clock[0] += 1
-        return at(clock[0])
-
-    db = Anatid.open(str(tmp_path / "hub.anatid"), tenant=0, embedding_dim=DIM)
-    if not db.native.loaded:
-        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    db, now = _open(tmp_path, "hub")
     try:
         _fill(db, rng, 200, now)
         db.maintain_indexes()
@@ -179,15 +177,7 @@ def test_a_tenant_with_evidence_ranks_episode_neighbours_like_the_oracle(tmp_pat
     if cap is not None:
         monkeypatch.setattr(native_hybrid, "EVIDENCE_CAP", cap)
     rng = random.Random(7)
-    clock = [0]
-
-    def now():
-        clock[0] += 1
-        return at(clock[0])
-
-    db = Anatid.open(str(tmp_path / "episodes.anatid"), tenant=0, embedding_dim=DIM)
-    if not db.native.loaded:
-        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    db, now = _open(tmp_path, "episodes")
     try:
         live = _fill(db, rng, 150, now, episodes=True)
         db.maintain_indexes()
@@ -218,15 +208,7 @@ def test_recall_2hop_content_from_the_text_generation_follows_every_write(tmp_pa
     write touched them since the build: updated, superseded and forgotten memories read
     their rows, and every answer equals the oracle's, content and kind included."""
     rng = random.Random(9)
-    clock = [0]
-
-    def now():
-        clock[0] += 1
-        return at(clock[0])
-
-    db = Anatid.open(str(tmp_path / "twohop.anatid"), tenant=0, embedding_dim=DIM)
-    if not db.native.loaded:
-        pytest.skip(f"native extension not loaded: {db.native.reason}")
+    db, now = _open(tmp_path, "twohop")
     try:
         live = _fill(db, rng, 160, now)
         db.maintain_indexes()
