@@ -1,0 +1,146 @@
+"""remember_many sustained: N batches of B memories (default 20 x 5,000) on one fresh file,
+DuckDB's automatic checkpoints inside the commits and a final CHECKPOINT of the rest counted.
+
+    PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py
+    PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py --base d293055
+
+Issue 21's target shape: >= 60,000 memories/s sustained over 20 batches of 5,000 with their
+checkpoints. Every item has content, two entities and a 64-d vector (benchmark/writes.py's
+items), every journal is written. With --base, anatid at that commit (python/anatid from `git
+archive`, imported as anatid_base, the same extension binary; benchmark/writes_ab.py) writes
+the same batches to a file of its own, batch by batch interleaved with the working tree (the
+order alternating), so both see the same load and their ratio is comparable.
+
+Self-checking: before anything is reported, each file holds every acknowledged id, the last one
+is read back through get() and found by recall(), and each journal grew by the rows expected.
+Prints the rate of every batch, the median batch and the sustained rate (every batch plus the
+final CHECKPOINT); writes benchmark/results/remember_many.json (docs/benchmarks.md cites it).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from writes_ab import base_package, item  # noqa: E402  (the A/B's items and base package)
+
+_JOURNALS = ("anatid_text_journal", "anatid_vector_journal", "anatid_graph_journal")
+
+
+def _count(db, table: str) -> int:
+    return db.connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+def _journal_rows(db) -> dict[str, int]:
+    return {t: _count(db, t) for t in _JOURNALS}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=5000)
+    ap.add_argument("--base", default=None, help="a commit to run interleaved against the working tree")
+    ap.add_argument("--dir", default=None, help="where the files go (default: a new folder on /tmp)")
+    ap.add_argument("--out", default=str(HERE / "results" / "remember_many.json"))
+    args = ap.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="anatid-many-", dir=args.dir))
+    load_before = os.getloadavg()
+    import anatid
+    pkgs = {"new": anatid}
+    base_rev = None
+    if args.base:
+        base_rev = base_package(args.base, folder)
+        pkgs = {"base": importlib.import_module("anatid_base"), "new": anatid}
+    for pkg in pkgs.values():
+        for name in ("graph", "text", "vector"):
+            importlib.import_module(f"{pkg.__name__}.indexes.{name}")
+    dbs = {k: p.Anatid.open(str(folder / f"{k}.anatid"), embedding_dim=64) for k, p in pkgs.items()}
+    rng = random.Random(21)
+    warm = [item(rng, i) for i in range(500)]  # the entities exist, every table and journal too
+    for db in dbs.values():
+        db.remember_many(warm)
+    before = {k: _journal_rows(db) for k, db in dbs.items()}
+    wall = {k: [] for k in dbs}
+    cpu = {k: [] for k in dbs}
+    last_ids = {}
+    for b in range(args.batches):
+        # made per batch, outside the timer: 100 batches' items held at once (100k dicts and
+        # 6.4M floats) would make every full collection of Python's GC inside a batch slow
+        items = [item(rng, 10**6 + b * args.batch + i) for i in range(args.batch)]
+        order = list(dbs) if b % 2 == 0 else list(dbs)[::-1]
+        for k in order:
+            t0, c0 = time.perf_counter(), time.process_time()
+            ids = dbs[k].remember_many(items)
+            wall[k].append(time.perf_counter() - t0)
+            cpu[k].append(time.process_time() - c0)
+            assert len(ids) == args.batch
+            last_ids[k] = ids[-1]
+        print(f"batch {b + 1:2d}: " + "  ".join(f"{k} {args.batch / wall[k][-1]:9,.0f}/s" for k in dbs),
+              flush=True)
+    final = {}
+    for k, db in dbs.items():
+        t0 = time.perf_counter()
+        db.connection.execute("CHECKPOINT")
+        final[k] = time.perf_counter() - t0
+
+    n = args.batches * args.batch
+    for k, db in dbs.items():  # nothing is reported before this holds
+        assert _count(db, "anatid_memories") == n + len(warm), k
+        assert db.get(last_ids[k]).memory_id == last_ids[k], k
+        probe = items[-1]
+        hits = db.recall(probe["content"], embedding=probe["embedding"], k=5, allow_slow=True)
+        assert last_ids[k] in [h.memory_id for h in hits], (k, "the last write is not found by recall")
+        grew = {t: v - before[k][t] for t, v in _journal_rows(db).items()}
+        assert grew["anatid_text_journal"] == n and grew["anatid_vector_journal"] == n, (k, grew)
+        assert grew["anatid_graph_journal"] == 2 * n, (k, grew)
+
+    res = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "command": "PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py"
+                      + "".join(f" {a}" for a in sys.argv[1:]),
+           "batches": args.batches, "batch": args.batch, "base_commit": base_rev,
+           "native": {k: db.native.loaded for k, db in dbs.items()},
+           "duckdb": __import__("duckdb").__version__, "folder": str(folder.parent)}
+    for k in dbs:
+        res[k] = {"per_s_by_batch": [round(args.batch / t, 1) for t in wall[k]],
+                  "batch_ms_p50": round(statistics.median(wall[k]) * 1e3, 1),
+                  "per_s_at_p50_batch": round(args.batch / statistics.median(wall[k]), 1),
+                  "per_s_sustained": round(n / (sum(wall[k]) + final[k]), 1),
+                  "final_checkpoint_ms": round(final[k] * 1e3, 1),
+                  "cpu_ms_p50": round(statistics.median(cpu[k]) * 1e3, 1),
+                  "per_cpu_s": round(n / sum(cpu[k]), 1),
+                  "file_mb": round(os.path.getsize(folder / f"{k}.anatid") / 2**20, 1)}
+    if "base" in res:
+        b, w = res["base"], res["new"]
+        res["ratios_new_over_base"] = {
+            "sustained": round(w["per_s_sustained"] / b["per_s_sustained"], 3),
+            "p50_batch": round(b["batch_ms_p50"] / w["batch_ms_p50"], 3),
+            "cpu_p50": round(b["cpu_ms_p50"] / w["cpu_ms_p50"], 3)}
+    res["load_avg_before"] = [round(x, 2) for x in load_before]
+    res["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]
+    for db in dbs.values():
+        db.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(res, indent=2) + "\n")
+    for k in dbs:
+        r = res[k]
+        print(f"{k}: p50 batch {r['batch_ms_p50']} ms ({r['per_s_at_p50_batch']:,.0f}/s), sustained "
+              f"{r['per_s_sustained']:,.0f}/s (final CHECKPOINT {r['final_checkpoint_ms']} ms), "
+              f"{r['per_cpu_s']:,.0f} per CPU-s")
+    if "ratios_new_over_base" in res:
+        print("new/base:", res["ratios_new_over_base"])
+    print("load average before / after:", res["load_avg_before"], res["load_avg_after"])
+
+
+if __name__ == "__main__":
+    main()
