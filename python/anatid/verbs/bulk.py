@@ -108,12 +108,13 @@ def _instants(values: list, default=None) -> np.ndarray:
                     dtype="datetime64[us]")
 
 
-def _postings(toks: list[list[str]]) -> tuple[list, list[str], list[int], list[int]]:
+def _postings(toks: list[list[str]]) -> tuple[list, list[str], np.ndarray, list[int]]:
     """Each memory's journal postings string (anatid.indexes.text.postings_of_tokens: "term:tf ..."
     sorted by term, None without tokens) and, flat over the batch from the same counts, its
-    distinct terms, their tfs and how many each memory has (the anatid_postings rows: no
-    GROUP BY of every token in SQL)."""
-    strings, terms, tfs, distinct = [], [], [], []
+    distinct terms, their tfs (int32) and how many each memory has (the anatid_postings rows: no
+    GROUP BY of every token in SQL). The tfs start as ones (most memories repeat no word) and
+    only the memories that repeat one write theirs."""
+    strings, terms, distinct, counted = [], [], [], []
     for tk in toks:
         if not tk:
             strings.append(None)
@@ -124,16 +125,18 @@ def _postings(toks: list[list[str]]) -> tuple[list, list[str], list[int], list[i
             tk = sorted(once)
             strings.append(":1 ".join(tk) + ":1")
             terms += tk
-            tfs += [1] * len(tk)
             distinct.append(len(tk))
             continue
         counts = dict.fromkeys(sorted(once), 0)
         for t in tk:
             counts[t] += 1
         strings.append(" ".join([f"{t}:{c}" for t, c in counts.items()]))
+        counted.append((len(terms), list(counts.values())))
         terms.extend(counts)
-        tfs.extend(counts.values())
         distinct.append(len(counts))
+    tfs = np.ones(len(terms), dtype=np.int32)
+    for at, values in counted:
+        tfs[at:at + len(values)] = values
     return strings, terms, tfs, distinct
 
 
@@ -170,10 +173,10 @@ def bulk_insert(store, cur, prepared, now, stored_names: dict[str, str] | None =
     vts = _instants([a[8] for a in prepared])
     kinds = _objects([a[3] for a in prepared])
 
+    keys = list(itertools.chain.from_iterable(a[2] for a in prepared))  # every ABOUT link's entity, in order
     unique: dict[str, str] = {}
-    for a in prepared:
-        for name, key in zip(a[1], a[2]):
-            unique.setdefault(key, name)
+    for name, key in zip(itertools.chain.from_iterable(a[1] for a in prepared), keys):
+        unique.setdefault(key, name)
     named = ensure_entities_named(store, cur, list(unique.values()), now) if unique else {}
     entity_ids = {k: eid for k, (eid, _) in named.items()}
     if stored_names is not None:
@@ -188,15 +191,14 @@ def bulk_insert(store, cur, prepared, now, stored_names: dict[str, str] | None =
                     "doc_len": lens.astype(np.int32),
                     "postings": _objects(strings)},
               "t": {"id": np.repeat(id_arr, np.asarray(distinct, dtype=np.int64)), "term": _objects(terms),
-                    "tf": np.asarray(tfs, dtype=np.int32)}}
+                    "tf": tfs}}
 
     counts = np.fromiter((len(a[2]) for a in prepared), dtype=np.int64, count=n)
     n_about = int(counts.sum())
     if n_about:
         at = np.repeat(np.arange(n), counts)
-        keys = list(itertools.chain.from_iterable(a[2] for a in prepared))
         tables["a"] = {"edge_id": np.asarray(store.ids.take(n_about), dtype=np.int64), "m": id_arr[at],
-                       "e": np.fromiter((entity_ids[k] for k in keys), dtype=np.int64, count=n_about),
+                       "e": np.fromiter(map(entity_ids.__getitem__, keys), dtype=np.int64, count=n_about),
                        "kind": kinds[at], "vf": vfs[at], "vt": vts[at], "key": _objects(keys)}
 
     with_vec = [i for i, a in enumerate(prepared) if a[5] is not None]
