@@ -3,6 +3,8 @@ DuckDB's automatic checkpoints inside the commits and a final CHECKPOINT of the 
 
     PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py
     PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py --base d293055
+    PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py \
+        --bound-without-journals text,vector,graph --out benchmark/results/remember_many-bound.json
 
 Issue 21's target shape: >= 60,000 memories/s sustained over 20 batches of 5,000 with their
 checkpoints. Every item has content, two entities and a 64-d vector (benchmark/writes.py's
@@ -10,6 +12,12 @@ items), every journal is written. With --base, anatid at that commit (python/ana
 archive`, imported as anatid_base, the same extension binary; benchmark/writes_ab.py) writes
 the same batches to a file of its own, batch by batch interleaved with the working tree (the
 order alternating), so both see the same load and their ratio is comparable.
+--bound-without-journals adds an arm: the working tree with those journals' hooks off, what
+writing would cost if the journals were derived from the canonical rows (a bound: that file
+is not valid for reads, and reads would pay instead).
+
+Every arm's batches go through a tracing cursor (benchmark/writes.py's), so each batch splits
+into its statements, its COMMIT (with DuckDB's automatic checkpoint in some) and the rest, Python.
 
 Self-checking: before anything is reported, each file holds every acknowledged id, the last one
 is read back through get() and found by recall(), and each journal grew by the rows expected.
@@ -32,6 +40,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from writes import _Traced  # noqa: E402  (the statement profile's tracing cursor)
 from writes_ab import base_package, item  # noqa: E402  (the A/B's items and base package)
 
 _JOURNALS = ("anatid_text_journal", "anatid_vector_journal", "anatid_graph_journal")
@@ -50,9 +59,9 @@ def main() -> None:
     ap.add_argument("--batches", type=int, default=20)
     ap.add_argument("--batch", type=int, default=5000)
     ap.add_argument("--base", default=None, help="a commit to run interleaved against the working tree")
-    ap.add_argument("--bound-without-journals", action="store_true",
-                    help="also run the working tree with its text, vector and graph journal hooks off (a bound "
-                         "for journals derived from the canonical rows; that file is not valid for reads)")
+    ap.add_argument("--bound-without-journals", default=None, metavar="text,vector,graph",
+                    help="also run the working tree with these journals' hooks off (a bound for journals "
+                         "derived from the canonical rows; that file is not valid for reads)")
     ap.add_argument("--dir", default=None, help="where the files go (default: a new folder on /tmp)")
     ap.add_argument("--out", default=str(HERE / "results" / "remember_many.json"))
     args = ap.parse_args()
@@ -71,17 +80,24 @@ def main() -> None:
             importlib.import_module(f"{pkg.__name__}.indexes.{name}")
     dbs = {k: p.Anatid.open(str(folder / f"{k}.anatid"), embedding_dim=64) for k, p in pkgs.items()}
     from anatid.verbs import journal
-    off = {e: [] for e in ("about_added", "text_changed", "vector_changed")}
+    events = {"text": "text_changed", "vector": "vector_changed", "graph": "about_added"}
+    off = {events[j]: [] for j in (args.bound_without_journals or "").split(",") if j}
 
-    def write(k: str, items: list) -> list[int]:
-        if k != "no_journals":
-            return dbs[k].remember_many(items)
+    def write(k: str, items: list, prof: dict | None = None) -> list[int]:
+        """remember_many on arm k; with prof, through a cursor that times each statement and the
+        commit (the same for every arm: a few us per statement)."""
+        store = dbs[k]._store
+        real = store.cursor()
+        if prof is not None:
+            store._state().cursor = _Traced(real, prof)
         hooks = {e: journal._hooks[e] for e in off}
-        journal._hooks.update(off)   # this arm only: the journals' INSERTs are skipped
+        if k == "no_journals":
+            journal._hooks.update(off)   # this arm only: those journals' INSERTs are skipped
         try:
             return dbs[k].remember_many(items)
         finally:
             journal._hooks.update(hooks)
+            store._state().cursor = real
     rng = random.Random(21)
     warm = [item(rng, i) for i in range(500)]  # the entities exist, every table and journal too
     for k in dbs:
@@ -89,6 +105,8 @@ def main() -> None:
     before = {k: _journal_rows(db) for k, db in dbs.items()}
     wall = {k: [] for k in dbs}
     cpu = {k: [] for k in dbs}
+    in_sql = {k: [] for k in dbs}     # ms per batch in its statements, the commit left out
+    commit = {k: [] for k in dbs}     # ms per batch in COMMIT (DuckDB's automatic checkpoint in some)
     last_ids = {}
     for b in range(args.batches):
         # made per batch, outside the timer: 100 batches' items held at once (100k dicts and
@@ -96,10 +114,13 @@ def main() -> None:
         items = [item(rng, 10**6 + b * args.batch + i) for i in range(args.batch)]
         order = list(dbs) if b % 2 == 0 else list(dbs)[::-1]
         for k in order:
+            prof: dict = {}
             t0, c0 = time.perf_counter(), time.process_time()
-            ids = write(k, items)
+            ids = write(k, items, prof)
             wall[k].append(time.perf_counter() - t0)
             cpu[k].append(time.process_time() - c0)
+            commit[k].append(prof.pop("COMMIT", [0, 0.0])[1])
+            in_sql[k].append(sum(t for _, t in prof.values()))
             assert len(ids) == args.batch
             last_ids[k] = ids[-1]
         print(f"batch {b + 1:2d}: " + "  ".join(f"{k} {args.batch / wall[k][-1]:9,.0f}/s" for k in dbs),
@@ -114,7 +135,7 @@ def main() -> None:
     for k, db in dbs.items():  # nothing is reported before this holds
         assert _count(db, "anatid_memories") == n + len(warm), k
         assert db.get(last_ids[k]).memory_id == last_ids[k], k
-        if k == "no_journals":
+        if k == "no_journals":   # the bound's file is not valid for reads: only its rows are checked
             continue
         probe = items[-1]
         hits = db.recall(probe["content"], embedding=probe["embedding"], k=5, allow_slow=True)
@@ -127,6 +148,7 @@ def main() -> None:
            "command": "PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py"
                       + "".join(f" {a}" for a in sys.argv[1:]),
            "batches": args.batches, "batch": args.batch, "base_commit": base_rev,
+           "no_journals_arm_off": sorted(off) if args.bound_without_journals else None,
            "native": {k: db.native.loaded for k, db in dbs.items()},
            "duckdb": __import__("duckdb").__version__, "folder": str(folder.parent)}
     for k in dbs:
@@ -137,7 +159,16 @@ def main() -> None:
                   "final_checkpoint_ms": round(final[k] * 1e3, 1),
                   "cpu_ms_p50": round(statistics.median(cpu[k]) * 1e3, 1),
                   "per_cpu_s": round(n / sum(cpu[k]), 1),
-                  "file_mb": round(os.path.getsize(folder / f"{k}.anatid") / 2**20, 1)}
+                  "file_mb": round(os.path.getsize(folder / f"{k}.anatid") / 2**20, 1),
+                  # where a batch's time goes, as means over the batches (sustained: the final
+                  # CHECKPOINT spread over them); python = wall - statements - commit
+                  "ms_per_batch": {
+                      "python": round((sum(wall[k]) - sum(in_sql[k]) - sum(commit[k])) / len(wall[k]) * 1e3, 1),
+                      "statements": round(sum(in_sql[k]) / len(wall[k]) * 1e3, 1),
+                      "commit_p50": round(statistics.median(commit[k]) * 1e3, 1),
+                      "commit_mean_with_automatic_checkpoints": round(sum(commit[k]) / len(wall[k]) * 1e3, 1),
+                      "final_checkpoint_spread": round(final[k] / len(wall[k]) * 1e3, 1),
+                      "duckdb_sustained": round((sum(in_sql[k]) + sum(commit[k]) + final[k]) / len(wall[k]) * 1e3, 1)}}
     if "base" in res:
         b, w = res["base"], res["new"]
         res["ratios_new_over_base"] = {
@@ -161,7 +192,7 @@ def main() -> None:
         r = res[k]
         print(f"{k}: p50 batch {r['batch_ms_p50']} ms ({r['per_s_at_p50_batch']:,.0f}/s), sustained "
               f"{r['per_s_sustained']:,.0f}/s (final CHECKPOINT {r['final_checkpoint_ms']} ms), "
-              f"{r['per_cpu_s']:,.0f} per CPU-s")
+              f"{r['per_cpu_s']:,.0f} per CPU-s\n   ms per batch: {r['ms_per_batch']}")
     if "ratios_new_over_base" in res:
         print("new/base:", res["ratios_new_over_base"])
     if "ratios_no_journals_over_new" in res:
