@@ -22,7 +22,9 @@ into its statements, its COMMIT (with DuckDB's automatic checkpoint in some) and
 Self-checking: before anything is reported, each file holds every acknowledged id, the last one
 is read back through get() and found by recall(), and each journal grew by the rows expected.
 Prints the rate of every batch, the median batch and the sustained rate (every batch plus the
-final CHECKPOINT); writes benchmark/results/remember_many.json (docs/benchmarks.md cites it).
+final CHECKPOINT); with --runs N the whole shape N times on fresh files (the order of the arms
+alternating), each run kept and each figure's median over the runs; writes
+benchmark/results/remember_many.json (docs/benchmarks.md cites it).
 """
 from __future__ import annotations
 
@@ -54,34 +56,17 @@ def _journal_rows(db) -> dict[str, int]:
     return {t: _count(db, t) for t in _JOURNALS}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batches", type=int, default=20)
-    ap.add_argument("--batch", type=int, default=5000)
-    ap.add_argument("--base", default=None, help="a commit to run interleaved against the working tree")
-    ap.add_argument("--bound-without-journals", default=None, metavar="text,vector,graph",
-                    help="also run the working tree with these journals' hooks off (a bound for journals "
-                         "derived from the canonical rows; that file is not valid for reads)")
-    ap.add_argument("--dir", default=None, help="where the files go (default: a new folder on /tmp)")
-    ap.add_argument("--out", default=str(HERE / "results" / "remember_many.json"))
-    args = ap.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="anatid-many-", dir=args.dir))
-    load_before = os.getloadavg()
-    import anatid
-    pkgs = {"new": anatid}
-    base_rev = None
-    if args.base:
-        base_rev = base_package(args.base, folder)
-        pkgs = {"base": importlib.import_module("anatid_base"), "new": anatid}
-    if args.bound_without_journals:
-        pkgs["no_journals"] = anatid
-    for pkg in pkgs.values():
-        for name in ("graph", "text", "vector"):
-            importlib.import_module(f"{pkg.__name__}.indexes.{name}")
-    dbs = {k: p.Anatid.open(str(folder / f"{k}.anatid"), embedding_dim=64) for k, p in pkgs.items()}
+def _ratios(over: dict, under: dict) -> dict[str, float]:
+    """How much faster `over` is than `under` (> 1: faster)."""
+    return {"sustained": round(over["per_s_sustained"] / under["per_s_sustained"], 3),
+            "p50_batch": round(under["batch_ms_p50"] / over["batch_ms_p50"], 3),
+            "cpu_p50": round(under["cpu_ms_p50"] / over["cpu_ms_p50"], 3)}
+
+
+def one_run(args, pkgs: dict, folder: Path, run: int, off: dict) -> dict:
+    """The shape once, every arm on a fresh file of its own: {arm: figures}, and the ratios."""
+    dbs = {k: p.Anatid.open(str(folder / f"{k}-{run}.anatid"), embedding_dim=64) for k, p in pkgs.items()}
     from anatid.verbs import journal
-    events = {"text": "text_changed", "vector": "vector_changed", "graph": "about_added"}
-    off = {events[j]: [] for j in (args.bound_without_journals or "").split(",") if j}
 
     def write(k: str, items: list, prof: dict | None = None) -> list[int]:
         """remember_many on arm k; with prof, through a cursor that times each statement and the
@@ -98,7 +83,8 @@ def main() -> None:
         finally:
             journal._hooks.update(hooks)
             store._state().cursor = real
-    rng = random.Random(21)
+
+    rng = random.Random(21 + run)
     warm = [item(rng, i) for i in range(500)]  # the entities exist, every table and journal too
     for k in dbs:
         write(k, warm)
@@ -112,7 +98,7 @@ def main() -> None:
         # made per batch, outside the timer: 100 batches' items held at once (100k dicts and
         # 6.4M floats) would make every full collection of Python's GC inside a batch slow
         items = [item(rng, 10**6 + b * args.batch + i) for i in range(args.batch)]
-        order = list(dbs) if b % 2 == 0 else list(dbs)[::-1]
+        order = list(dbs) if (b + run) % 2 == 0 else list(dbs)[::-1]
         for k in order:
             prof: dict = {}
             t0, c0 = time.perf_counter(), time.process_time()
@@ -123,7 +109,7 @@ def main() -> None:
             in_sql[k].append(sum(t for _, t in prof.values()))
             assert len(ids) == args.batch
             last_ids[k] = ids[-1]
-        print(f"batch {b + 1:2d}: " + "  ".join(f"{k} {args.batch / wall[k][-1]:9,.0f}/s" for k in dbs),
+        print(f"run {run + 1} batch {b + 1:2d}: " + "  ".join(f"{k} {args.batch / wall[k][-1]:9,.0f}/s" for k in dbs),
               flush=True)
     final = {}
     for k, db in dbs.items():
@@ -144,22 +130,16 @@ def main() -> None:
         assert grew["anatid_text_journal"] == n and grew["anatid_vector_journal"] == n, (k, grew)
         assert grew["anatid_graph_journal"] == 2 * n, (k, grew)
 
-    res = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "command": "PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py"
-                      + "".join(f" {a}" for a in sys.argv[1:]),
-           "batches": args.batches, "batch": args.batch, "base_commit": base_rev,
-           "no_journals_arm_off": sorted(off) if args.bound_without_journals else None,
-           "native": {k: db.native.loaded for k, db in dbs.items()},
-           "duckdb": __import__("duckdb").__version__, "folder": str(folder.parent)}
-    for k in dbs:
-        res[k] = {"per_s_by_batch": [round(args.batch / t, 1) for t in wall[k]],
+    out: dict = {"native": {k: db.native.loaded for k, db in dbs.items()}}
+    for k, db in dbs.items():
+        out[k] = {"per_s_by_batch": [round(args.batch / t, 1) for t in wall[k]],
                   "batch_ms_p50": round(statistics.median(wall[k]) * 1e3, 1),
                   "per_s_at_p50_batch": round(args.batch / statistics.median(wall[k]), 1),
                   "per_s_sustained": round(n / (sum(wall[k]) + final[k]), 1),
                   "final_checkpoint_ms": round(final[k] * 1e3, 1),
                   "cpu_ms_p50": round(statistics.median(cpu[k]) * 1e3, 1),
                   "per_cpu_s": round(n / sum(cpu[k]), 1),
-                  "file_mb": round(os.path.getsize(folder / f"{k}.anatid") / 2**20, 1),
+                  "file_mb": round(os.path.getsize(folder / f"{k}-{run}.anatid") / 2**20, 1),
                   # where a batch's time goes, as means over the batches (sustained: the final
                   # CHECKPOINT spread over them); python = wall - statements - commit
                   "ms_per_batch": {
@@ -169,34 +149,80 @@ def main() -> None:
                       "commit_mean_with_automatic_checkpoints": round(sum(commit[k]) / len(wall[k]) * 1e3, 1),
                       "final_checkpoint_spread": round(final[k] / len(wall[k]) * 1e3, 1),
                       "duckdb_sustained": round((sum(in_sql[k]) + sum(commit[k]) + final[k]) / len(wall[k]) * 1e3, 1)}}
-    if "base" in res:
-        b, w = res["base"], res["new"]
-        res["ratios_new_over_base"] = {
-            "sustained": round(w["per_s_sustained"] / b["per_s_sustained"], 3),
-            "p50_batch": round(b["batch_ms_p50"] / w["batch_ms_p50"], 3),
-            "cpu_p50": round(b["cpu_ms_p50"] / w["cpu_ms_p50"], 3)}
-    if "no_journals" in res:
-        b, w = res["new"], res["no_journals"]
-        res["ratios_no_journals_over_new"] = {
-            "sustained": round(w["per_s_sustained"] / b["per_s_sustained"], 3),
-            "p50_batch": round(b["batch_ms_p50"] / w["batch_ms_p50"], 3),
-            "cpu_p50": round(b["cpu_ms_p50"] / w["cpu_ms_p50"], 3)}
-    res["load_avg_before"] = [round(x, 2) for x in load_before]
-    res["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]
-    for db in dbs.values():
         db.close()
+    if "base" in out:
+        out["ratios_new_over_base"] = _ratios(out["new"], out["base"])
+    if "no_journals" in out:
+        out["ratios_no_journals_over_new"] = _ratios(out["no_journals"], out["new"])
+    return out
+
+
+def _median_of(runs: list[dict]) -> dict:
+    """Each figure's median over the runs (numbers and dicts of numbers; lists left out)."""
+    first = runs[0]
+    out = {}
+    for key, v in first.items():
+        if isinstance(v, dict):
+            out[key] = _median_of([r[key] for r in runs])
+        elif isinstance(v, (int, float)):
+            out[key] = round(statistics.median(r[key] for r in runs), 3)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batches", type=int, default=20)
+    ap.add_argument("--batch", type=int, default=5000)
+    ap.add_argument("--runs", type=int, default=1, help="the whole shape this many times, fresh files each")
+    ap.add_argument("--base", default=None, help="a commit to run interleaved against the working tree")
+    ap.add_argument("--bound-without-journals", default=None, metavar="text,vector,graph",
+                    help="also run the working tree with these journals' hooks off (a bound for journals "
+                         "derived from the canonical rows; that file is not valid for reads)")
+    ap.add_argument("--dir", default=None, help="where the files go (default: a new folder on /tmp)")
+    ap.add_argument("--out", default=str(HERE / "results" / "remember_many.json"))
+    args = ap.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="anatid-many-", dir=args.dir))
+    load_before = os.getloadavg()
+    import anatid
+    pkgs = {"new": anatid}
+    base_rev = None
+    if args.base:
+        base_rev = base_package(args.base, folder)
+        pkgs = {"base": importlib.import_module("anatid_base"), "new": anatid}
+    if args.bound_without_journals:
+        pkgs["no_journals"] = anatid
+    for pkg in pkgs.values():
+        for name in ("graph", "text", "vector"):
+            importlib.import_module(f"{pkg.__name__}.indexes.{name}")
+    events = {"text": "text_changed", "vector": "vector_changed", "graph": "about_added"}
+    off = {events[j]: [] for j in (args.bound_without_journals or "").split(",") if j}
+    runs = [one_run(args, pkgs, folder, r, off) for r in range(args.runs)]
+    native = runs[0].pop("native")
+    for r in runs[1:]:
+        r.pop("native")
     shutil.rmtree(folder, ignore_errors=True)
+
+    res = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "command": "PYTHONPATH=python flock /tmp/anatid-bench.lock python benchmark/remember_many.py"
+                      + "".join(f" {a}" for a in sys.argv[1:]),
+           "batches": args.batches, "batch": args.batch, "runs": args.runs, "base_commit": base_rev,
+           "no_journals_arm_off": sorted(off) if off else None, "native": native,
+           "duckdb": __import__("duckdb").__version__, "folder": str(folder.parent),
+           "median_over_runs": _median_of(runs), "each_run": runs,
+           "load_avg_before": [round(x, 2) for x in load_before],
+           "load_avg_after": [round(x, 2) for x in os.getloadavg()]}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(res, indent=2) + "\n")
-    for k in dbs:
-        r = res[k]
-        print(f"{k}: p50 batch {r['batch_ms_p50']} ms ({r['per_s_at_p50_batch']:,.0f}/s), sustained "
-              f"{r['per_s_sustained']:,.0f}/s (final CHECKPOINT {r['final_checkpoint_ms']} ms), "
+    med = res["median_over_runs"]
+    for k in pkgs:
+        r = med[k]
+        print(f"{k} (median of {args.runs} run(s)): p50 batch {r['batch_ms_p50']} ms ({r['per_s_at_p50_batch']:,.0f}/s), "
+              f"sustained {r['per_s_sustained']:,.0f}/s (final CHECKPOINT {r['final_checkpoint_ms']} ms), "
               f"{r['per_cpu_s']:,.0f} per CPU-s\n   ms per batch: {r['ms_per_batch']}")
-    if "ratios_new_over_base" in res:
-        print("new/base:", res["ratios_new_over_base"])
-    if "ratios_no_journals_over_new" in res:
-        print("no_journals/new (a bound, not a valid file):", res["ratios_no_journals_over_new"])
+    for name in ("ratios_new_over_base", "ratios_no_journals_over_new"):
+        if name in med:
+            print(name, "(median of the runs' ratios):", med[name], "each run:",
+                  [r[name]["sustained"] for r in runs])
     print("load average before / after:", res["load_avg_before"], res["load_avg_after"])
 
 
