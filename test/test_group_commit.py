@@ -132,9 +132,11 @@ _WRITER = r"""
 import os, random, sys, threading
 from anatid import Anatid
 db = Anatid.open(sys.argv[1], embedding_dim=4)
+go = threading.Event()   # set once "ready" is out: no acknowledgement may come before it
 def writer(j):
     rng = random.Random(int(sys.argv[2]) * 100 + j)
     i = 0
+    go.wait()
     while True:
         i += 1
         content = f"run {sys.argv[2]} writer {j} note {i}"
@@ -144,6 +146,7 @@ def writer(j):
 for j in range(4):
     threading.Thread(target=writer, args=(j,), daemon=True).start()
 os.write(1, b"ready\n")
+go.set()
 threading.Event().wait()
 """
 
