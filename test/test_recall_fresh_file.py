@@ -1,7 +1,7 @@
 """recall() on a file that never ran maintain_indexes(): the native engine answers from the
-journals alone (native_hybrid's journal statement: the macro's anatid_hybrid_rank fed the
-journal rows, the graph arm by the SQL walk) instead of planning the anatid.anatid_hybrid
-macro. It must give the SQL oracle's ids, order, sources, hops and scores; say so in the
+journals alone (native_hybrid's lean statement over an empty base: anatid_hybrid_recall
+ranks the journal rows with no generation, the graph arm from the graph journal alone)
+instead of planning the anatid.anatid_hybrid macro. It must give the SQL oracle's ids, order, sources, hops and scores; say so in the
 notes; answer the same on read-only handles and inside transactions; and step aside for
 the lean path as soon as a generation exists, even one published by another handle."""
 from __future__ import annotations
