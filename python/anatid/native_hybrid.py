@@ -501,9 +501,10 @@ class NativeHybridEngine:
         # counted the canonical rows instead); the others have the journal invariant checked
         absent = [i for i, used, gen in (("text", use_text, gens[0]), ("vector", use_vector, gens[1]))
                   if used and not gen]
-        if absent and gens[0] == 0 and gens[1] == 0:
+        ranked_arms = [i for i, used in (("text", use_text), ("vector", use_vector)) if used]
+        if absent and absent == ranked_arms:
             notes.append(_JOURNAL_NOTE)
-        elif absent:   # one generation but not the other (rebuild_fts_index() alone, say)
+        elif absent:   # a text and a vector recall with one generation (rebuild_fts_index() alone, say)
             notes.append(f"absent: no {absent[0]} generation for this tenant yet, so the {absent[0]} arm ranked its "
                          "journal alone (maintain_indexes() builds one)")
         checked = tuple(i for i, used, gen in (("text", use_text_rows, gens[0]), ("vector", use_vector, gens[1]))
