@@ -487,8 +487,9 @@ class NativeHybridEngine:
                 if fresh_ranked is not None:
                     ranked, fresh = fresh_ranked, True
                     journal_rows, gens = extra[0], tuple(extra[1:3])
-            if fresh:   # remembered per handle: the next read goes straight to the statement above
-                _absent_hint(self.store, tenant, not all(gens))
+            if fresh:   # remembered per handle: while an arm it ranks has no generation, the next
+                # read goes straight to the statement above
+                _absent_hint(self.store, tenant, bool(use_text and not gens[0] or use_vector and not gens[1]))
         else:   # the vector arm on ANN candidates (anatid.indexes.ann)
             from .indexes.ann import rank_sql
             ranked = cur.execute(rank_sql(_TEXT_IDS_ROWS if use_text_rows == "ids" else _TEXT_ROWS),
