@@ -16,8 +16,8 @@
 //                        the vector arm searches that resident HNSW index (src/hnsw.hpp) instead
 //                        of scanning a vector generation (none is needed) and scores the candidates
 //                        exactly; a journalled memory's row always overrides its candidate
-//   6 canonical counts   a = the tenant's indexed documents, b = its embeddings (NULL: not counted),
-//                        for a request with the empty-base flag (below)
+//   8 empty base         a = the tenant's indexed documents, b = its embeddings (NULL: not
+//                        counted), c = the exact text scan's ceiling (NULL: none): see below
 // The latest journal row (largest seq) of a memory wins, as in the macro. Text journal rows
 // are kept as scanned bytes (text_journal::AppendRow) and folded through the process-wide
 // text_journal::Cache under the text generation's key, so an unchanged journal is not
@@ -26,16 +26,17 @@
 //   int64 valid_at_us, depth, k; double wv, wt, wg; int64 vector_ceiling (-1: none);
 //   uint32 n_terms, then per term uint32 bytes + bytes (distinct, in summation order);
 //   uint32 dim, double[dim] query vector, double query norm;
-//   uint32 n_graph, int64[n] graph ids (best first), int32[n] hops;
-//   optionally uint32 flags, int64 text_ceiling (-1: none). Flag 1 (empty base): an arm
-//   whose generation row is absent ranks its journal alone, as anatid_hybrid_rank does
-//   without a base (a file that never ran maintain_indexes() journals every write), with the
-//   text fold cached under key (0, 0), which no generation has (the cache checks the
-//   scanned bytes, so tenants sharing the key cost a refold, never a wrong answer). Why
-//   here and not in anatid_hybrid_rank: the fold cache, and one small statement instead of
-//   a window over the whole journal every call. The kind-6 counts guard it: a journal
-//   holding fewer documents or vectors than the canonical tables (rows written by plain
-//   SQL) answers the sentinel -1 with score 5, and the caller asks the SQL oracle.
+//   uint32 n_graph, int64[n] graph ids (best first), int32[n] hops.
+// With a kind-8 row (the empty base): an arm whose generation row is absent ranks its
+// journal alone, as anatid_hybrid_rank does without a base (a file that never ran
+// maintain_indexes() journals every write), with the text fold cached under key (0, 0),
+// which no generation has (the cache checks the scanned bytes, so tenants sharing the key
+// cost a refold, never a wrong answer). Why here and not in anatid_hybrid_rank: the fold
+// cache, and one small statement instead of a window over the whole journal every call.
+// The row's counts guard it: a journal holding fewer documents or vectors than the
+// canonical tables (rows written by plain SQL) answers the sentinel -1 with score 5, and
+// the caller asks the SQL oracle. A row, not a request field: the request is the same
+// constant for both statements.
 // The generations must be resident (parsed by an earlier anatid_hybrid_rank call); this
 // function never reads BLOBs. Answers that are not hits are one-element lists, so the
 // caller's transaction is never aborted: memory_id -1 (score 1/2: the text generation
@@ -111,7 +112,9 @@ struct State {
 	AnnKey ann_key {0, 0};
 	int64_t ann_count = 0, ann_ef = 0;
 	GenerationKey text_gen {0, 0}, vec_gen {0, 0};
-	int64_t text_count = -1, vec_count = -1; // kind 6 (-1: not counted)
+	bool empty_base = false;                 // a kind-8 row
+	int64_t text_count = -1, vec_count = -1; // its counts (-1: not counted)
+	int64_t text_ceiling = -1;               // and the exact text scan's ceiling (-1: none)
 	std::string text; // the text journal rows as scanned (text_journal::AppendRow)
 	std::shared_ptr<const text_journal::Fold> text_fold; // of `text`, once asked for
 	std::vector<VectorRow> vec;   // every vector journal row scanned
@@ -157,12 +160,16 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		}
 		int32_t kind = 0;
 		int64_t a = 0;
-		if (kinds.Get(row, kind) && kind == 6) {
+		if (kinds.Get(row, kind) && kind == 8) {
+			s.empty_base = true;
 			if (!as.Get(row, s.text_count)) {
 				s.text_count = -1;
 			}
 			if (!bs.Get(row, s.vec_count)) {
 				s.vec_count = -1;
+			}
+			if (!cs.Get(row, s.text_ceiling)) {
+				s.text_ceiling = -1;
 			}
 			continue;
 		}
@@ -185,7 +192,7 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 			continue;
 		}
 		if (kind != 3 && kind != 4) {
-			throw std::invalid_argument("anatid_hybrid_recall: kind must be 1 to 6");
+			throw std::invalid_argument("anatid_hybrid_recall: kind must be 1, 2, 3, 4, 5 or 8");
 		}
 		JournalRow r;
 		bs.Get(row, r.seq);
@@ -239,8 +246,12 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 			dst.vec_gen = src.vec_gen;
 			dst.have_vec_gen = true;
 		}
-		dst.text_count = std::max(dst.text_count, src.text_count);
-		dst.vec_count = std::max(dst.vec_count, src.vec_count);
+		if (src.empty_base) {
+			dst.empty_base = true;
+			dst.text_count = src.text_count;
+			dst.vec_count = src.vec_count;
+			dst.text_ceiling = src.text_ceiling;
+		}
 		dst.text += src.text; // any order: the fold keeps each memory's largest seq
 		const size_t shift = dst.vec_values.size();
 		dst.vec_values.insert(dst.vec_values.end(), src.vec_values.begin(), src.vec_values.end());
@@ -296,8 +307,6 @@ const text_journal::Fold &TextFold(State &s) {
 	return *s.text_fold;
 }
 
-constexpr uint32_t kEmptyBase = 1; // request flag: see the file comment
-
 struct Sentinel {
 	int64_t id;
 	double score;
@@ -340,12 +349,9 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel) {
 	for (auto &hop : req.graph_hops) {
 		hop = r.Get<int32_t>();
 	}
-	bool empty_base = false;
-	if (!r.AtEnd()) {
-		const uint32_t flags = r.Get<uint32_t>();
-		const int64_t text_ceiling = r.Get<int64_t>();
-		empty_base = (flags & kEmptyBase) != 0;
-		req.text_ceiling = text_ceiling < 0 ? INT64_MAX : text_ceiling;
+	const bool empty_base = s.empty_base;
+	if (empty_base && s.text_ceiling >= 0) {
+		req.text_ceiling = s.text_ceiling;
 	}
 	if (!r.AtEnd()) {
 		throw std::invalid_argument("anatid_hybrid_recall: the request has trailing bytes");

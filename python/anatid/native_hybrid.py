@@ -30,8 +30,8 @@ says which.
 
 Before the first build (a fresh file that never ran maintain_indexes()): a tenant
 without a text or vector generation has every document and vector in its journal, which
-is what the macro ranks then. The same lean statement, with the request's empty-base flag
-and the canonical row counts (_FRESH_SQL), ranks those journal rows in
+is what the macro ranks then. The same lean statement, with one more row (the empty base:
+the canonical row counts, _FRESH_SQL), ranks those journal rows in
 anatid_hybrid_recall with no base, through the same process-wide fold of the text journal
 the maintained path uses, instead of planning the macro (~20 ms per call, whatever the
 data size); a tenant without a graph generation gets its graph arm from its graph journal
@@ -232,37 +232,31 @@ def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, 
     return b"".join(out)
 
 
-def with_empty_base(request: bytes, text_ceiling) -> bytes:
-    """`request` with the empty-base flag and the exact text scan's ceiling (None: none)."""
-    return request + struct.pack("<Iq", EMPTY_BASE, -1 if text_ceiling is None else text_ceiling)
-
-
 # ---- before the first build: the same statement over an empty base ------------------
 # Without a base generation the journal holds every row, and the macro ranks exactly these
 # inputs (anatid_hybrid_sql.hpp: tlatest/tin/tcount, vlatest/vin/vcount). The lean statement
-# with the request's empty-base flag ranks them in anatid_hybrid_recall: an arm with no
+# with one more row, kind 8 (the empty base), ranks them in anatid_hybrid_recall: an arm with no
 # generation row ranks its journal alone, through the same process-wide text fold cache the
 # maintained path uses (a window over the whole journal and its lists per call cost ~9 ms at
 # 20,000 memories: benchmark/recall_fresh_file.py). Same core, same inputs: the macro's answer.
-# A kind-6 row carries the canonical counts (the same counts health.guard_hybrid has the
-# macro check): a journal that lacks rows (written by plain SQL) answers the sentinel -1/5
+# The kind-8 row carries the canonical counts (the same counts health.guard_hybrid has the
+# macro check) and the exact text scan's ceiling: a journal that lacks rows (written by plain SQL) answers the sentinel -1/5
 # and the SQL oracle answers, as before the macro. The generation rows are read in this
 # statement's snapshot, so a concurrent maintain_indexes() that published one is simply used.
 _TEXT_COUNT = "(SELECT count(*) FROM anatid_text_docs WHERE tenant_id = $tenant)"
 _VECTOR_COUNT = ("(SELECT count(*) FROM anatid_embeddings e JOIN anatid_memories m ON m.memory_id = e.memory_id "
                  "WHERE e.tenant_id = $tenant AND m.tx_to IS NULL)")
-_COUNTS_ROW = " UNION ALL SELECT 6, {text}, {vector}, NULL, NULL, NULL, NULL, NULL, NULL"
-EMPTY_BASE = 1     # the request flag (extension/anatid_hybrid_recall.cpp)
+_EMPTY_BASE_ROW = " UNION ALL SELECT 8, {text}, {vector}, $text_ceiling::BIGINT, NULL, NULL, NULL, NULL, NULL"
 
 
 def _fresh_sql(use_text, use_vector: bool, seed_state: bool) -> str:
     text = _TEXT_IDS_ROWS if use_text == "ids" else _TEXT_ROWS
     rows = " UNION ALL".join(r for r, used in ((text, use_text), (_VECTOR_ROWS, use_vector)) if used)
-    rows += _COUNTS_ROW.format(text=_TEXT_COUNT if use_text is True else "NULL",
-                               vector=_VECTOR_COUNT if use_vector else "NULL")
+    rows += _EMPTY_BASE_ROW.format(text=_TEXT_COUNT if use_text is True else "NULL",
+                                   vector=_VECTOR_COUNT if use_vector else "NULL")
     # then the journal rows (for check_journal) and which generations the statement saw
     return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, postings, emb, $request), "
-            f"count(*) FILTER (WHERE kind <> 6), count(*) FILTER (WHERE kind = 1), count(*) FILTER (WHERE kind = 2)"
+            f"count(*) FILTER (WHERE kind <> 8), count(*) FILTER (WHERE kind = 1), count(*) FILTER (WHERE kind = 2)"
             f"{', ' + _SEED_STATE if seed_state else ''} FROM ({rows}) r")
 
 
@@ -542,10 +536,10 @@ class NativeHybridEngine:
         from the lean statement over an empty base (_FRESH_SQL); short: the tenant has no
         generation and its journal lacks rows (then the SQL oracle answers)."""
         from .store import SCAN_CEILING
-        request = with_empty_base(request, None if allow_slow else SCAN_CEILING)
         try:
             ranked, *extra = cur.execute(_FRESH_SQL[(use_text_rows, bool(use_vector), seed_state)],
-                                         {"tenant": tenant, "request": request}).fetchone()
+                                         {"tenant": tenant, "request": request,
+                                          "text_ceiling": None if allow_slow else SCAN_CEILING}).fetchone()
         except duckdb.Error as exc:
             err = _ceiling_error(exc)
             if err is not None:
