@@ -9,7 +9,7 @@ EXTENSION := $(BUILD_DIR)/anatid.duckdb_extension
 CLANG_FORMAT ?= $(shell command -v clang-format 2>/dev/null)
 FORMAT_SOURCES = $(wildcard src/*.cpp src/*.hpp extension/*.cpp extension/*.hpp test/cpp/*.cpp test/cpp/*.hpp)
 
-.PHONY: all build test test-cpp test-python bench bench-graph bench-hybrid bench-writes bench-ann format clean headers
+.PHONY: all build test test-cpp test-python bench bench-smoke bench-graph bench-hybrid bench-writes bench-ann format clean headers
 
 all: build
 
@@ -33,8 +33,14 @@ test-python: build
 bench: build bench-graph bench-hybrid bench-writes bench-ann
 	PYTHONPATH=python $(PYTHON) -m benchmark.charts
 
+# CI-sized, ids only: graph_2hop and hybrid_recall at 100k memories (scale 0.1), every anatid
+# engine against the SQL oracle; exits nonzero on a mismatch and writes nothing to
+# benchmark/results (.ci/run runs it; about 25-40 s on 2 cores).
+bench-smoke: build
+	PYTHONPATH=python $(PYTHON) -m benchmark.smoke
+
 # Graph recall side by side (native, SQL oracle, LadybugDB) at 100k and 1M memories;
-# CI runs only the smoke size (python -m benchmark.graph_2hop --scale 0.1 --queries 200).
+# CI runs only the ids check of make bench-smoke.
 bench-graph: build
 	PYTHONPATH=python $(PYTHON) -m benchmark.graph_2hop --scale 0.1
 	PYTHONPATH=python $(PYTHON) -m benchmark.graph_2hop --scale 1

@@ -19,22 +19,29 @@
 // caller can load it or fall back without aborting its transaction; a marker without a
 // nonce (a file written before nonces, opened read-only since) is refused the same way,
 // with hop -3, since no cache key would tell it from another file's generation. A request in mode 2
-// (empty_base) answers a journal without a base marker from the journal alone: the
-// Python engine asks for it once it has checked the journal holds every canonical row.
+// (empty_base) answers a journal without a base marker from the journal alone, folded once
+// into the journal cache: the Python engine asks for it with one extra entry (op 8) carrying
+// the canonical ABOUT edge and relates pair counts, and a journal with fewer ABOUT rows or
+// distinct relates pairs than those (rows written by plain SQL) answers hop -4, so the SQL
+// oracle answers instead (counting both sides in SQL cost about as much as the recall).
 #include "anatid_extension.hpp"
 #include "anatid_graph_common.hpp"
 #include "boxed_aggregate.hpp"
 #include "capi_util.hpp"
 #include "graph_cache.hpp"
 #include "graph_codec.hpp"
+#include "graph_overlay.hpp"
 #include "graph_rank.hpp"
 #include "graph_recall.hpp"
+#include "spare_buffers.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 namespace anatid {
@@ -45,9 +52,11 @@ using namespace graph_binding;
 using graph::JournalRow;
 
 constexpr int8_t kOpBlob = 9;
+constexpr int8_t kOpCounts = 8; // "8|about edges|relates pairs": the canonical counts (mode 2)
 constexpr int32_t kHopNeedsLoad = -1;
 constexpr int32_t kHopNoGeneration = -2;
 constexpr int32_t kHopUnkeyed = -3;
+constexpr int32_t kHopJournalShort = -4;
 const graph::CacheKey kNoGenerationKey {0, 0}; // generation ids are allocator ids, always > 0
 
 enum Arg : idx_t { kEntry, kRequest, kBlob };
@@ -57,6 +66,13 @@ enum Arg : idx_t { kEntry, kRequest, kBlob };
 // so graph::JournalCache can recognise a journal it has already parsed and folded. Only
 // the base marker and BLOB rows are parsed on arrival.
 struct RecallState {
+	RecallState() : journal(SpareBuffers::Take()) {
+	}
+	~RecallState() {
+		SpareBuffers::Give(std::move(journal));
+	}
+	RecallState(const RecallState &) = delete;
+	RecallState &operator=(const RecallState &) = delete;
 	std::string journal; // encoded entries, base marker and BLOB rows excluded
 	int markers = 0;
 	int64_t generation = 0;
@@ -69,12 +85,39 @@ struct RecallState {
 	bool have_blob = false;
 	graph::CacheKey blob_key {0, 0};
 	std::string blob;
+	// the empty base's short check (kOpCounts): the canonical ABOUT edges and relates pairs,
+	// against the journal's ABOUT rows and distinct relates pairs
+	bool have_counts = false;
+	int64_t canonical_about = 0, canonical_pairs = 0, journal_about = 0;
+	std::unordered_set<std::pair<int64_t, int64_t>, graph::overlay_detail::PairHash> journal_pairs;
 };
 
 using Boxed = BoxedState<RecallState>;
 
 RecallState *&StateOf(duckdb_aggregate_state state) {
 	return Boxed::Of(state);
+}
+
+// "8|<canonical ABOUT edges>|<canonical relates pairs>" (native_graph._JOURNAL_ALONE).
+void ReadCounts(std::string_view entry, RecallState &s) {
+	const size_t bar = entry.find('|', 2);
+	if (bar == std::string_view::npos) {
+		throw std::invalid_argument("anatid_graph_recall: malformed counts entry");
+	}
+	s.canonical_about = std::stoll(std::string(entry.substr(2, bar - 2)));
+	s.canonical_pairs = std::stoll(std::string(entry.substr(bar + 1)));
+	s.have_counts = true;
+}
+
+// Counts what the short check compares: ABOUT rows (op 3) and distinct unordered pairs
+// of relates rows (ops 1 and 2), as native_graph's SQL check counted them before.
+void CountForShortCheck(std::string_view entry, RecallState &s) {
+	if (IsOp(entry, graph::kOpAbout)) {
+		s.journal_about++;
+	} else if (IsOp(entry, graph::kOpEdgeInterval) || IsOp(entry, graph::kOpEdgeClosed)) {
+		const JournalRow r = graph::ParseJournalEntry(entry);
+		s.journal_pairs.emplace(std::min(r.a, r.b), std::max(r.a, r.b));
+	}
 }
 
 int64_t NowMicros() {
@@ -103,6 +146,7 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 	duckdb_vector entries = duckdb_data_chunk_get_vector(input, kEntry);
 	duckdb_vector requests = duckdb_data_chunk_get_vector(input, kRequest);
 	const bool with_blob = duckdb_data_chunk_get_column_count(input) > kBlob;
+	const Column entry_column(entries); // once per chunk: a fresh tenant's journal is every row it has
 	for (idx_t row = 0; row < n; row++) {
 		RecallState &s = *StateOf(states[row]);
 		if (!s.have_request) {
@@ -110,14 +154,21 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		}
 		const char *ptr = nullptr;
 		size_t len = 0;
-		if (!StringView(entries, row, ptr, len)) {
+		if (!entry_column.View(row, ptr, len)) {
 			// a request-only row: a caller that must be answered even when the tenant has no
 			// journal row at all (anatid_hybrid fuses its first stage there) adds one NULL entry
 			continue;
 		}
 		const std::string_view entry(ptr, len);
+		if (IsOp(entry, kOpCounts)) {
+			ReadCounts(entry, s);
+			continue;
+		}
 		if (!IsOp(entry, graph::kOpBase) && !IsOp(entry, kOpBlob)) {
 			graph::AppendJournalEntry(s.journal, entry);
+			if (s.empty_base) {
+				CountForShortCheck(entry, s);
+			}
 			continue;
 		}
 		JournalRow r = graph::ParseJournalEntry(entry);
@@ -157,6 +208,15 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 			dst.markers += src.markers;
 			src.markers = 0;
 		}
+		if (src.have_counts) {
+			dst.have_counts = true;
+			dst.canonical_about = src.canonical_about;
+			dst.canonical_pairs = src.canonical_pairs;
+		}
+		dst.journal_about += src.journal_about;
+		src.journal_about = 0;
+		dst.journal_pairs.insert(src.journal_pairs.begin(), src.journal_pairs.end());
+		src.journal_pairs.clear();
 		if (src.have_blob && !dst.have_blob) {
 			dst.blob = std::move(src.blob);
 			dst.blob_key = src.blob_key;
@@ -175,6 +235,10 @@ std::vector<graph::RecallHit> Answer(RecallState &s) {
 		                            " base generations for one tenant; pass one tenant's rows");
 	}
 	if (markers == 0 && s.empty_base) {
+		if (s.have_counts && (s.canonical_about > s.journal_about ||
+		                      s.canonical_pairs > static_cast<int64_t>(s.journal_pairs.size()))) {
+			return {graph::RecallHit {0, kHopJournalShort}}; // rows written by plain SQL: the oracle answers
+		}
 		// cached under generation 0, which no generation has: the fold cache checks the
 		// scanned bytes, so tenants sharing the key cost a refold, never a wrong answer
 		auto fold = graph::JournalCache::Instance().Fold(kNoGenerationKey, nullptr, s.journal,

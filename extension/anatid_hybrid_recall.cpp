@@ -20,6 +20,8 @@
 //                        marker included: only with the graph block below
 //   7 evidence           a = memory_id, b = episode_id (anatid_evidence), at most the block's
 //                        evidence cap + 1 rows: only with the graph block
+//   8 empty base         a = the tenant's indexed documents, b = its embeddings (NULL: not
+//                        counted), c = the exact text scan's ceiling (NULL: none): see below
 // The latest journal row (largest seq) of a memory wins, as in the macro. Text journal rows
 // are kept as scanned bytes (text_journal::AppendRow) and folded through the process-wide
 // text_journal::Cache under the text generation's key, so an unchanged journal is not
@@ -46,11 +48,22 @@
 // Episode neighbours (src/episode_neighbours.hpp) are computed from the kind-7 rows, a
 // member being visible by the text journal's latest row, else by the text generation: every
 // memory has a text document, so the text index knows every memory's validity.
+// With a kind-8 row (the empty base): an arm whose generation row is absent ranks its
+// journal alone, as anatid_hybrid_rank does without a base (a file that never ran
+// maintain_indexes() journals every write), with the text fold cached under key (0, 0),
+// which no generation has (the cache checks the scanned bytes, so tenants sharing the key
+// cost a refold, never a wrong answer). Why here and not in anatid_hybrid_rank: the fold
+// cache, and one small statement instead of a window over the whole journal every call.
+// The row's counts guard it: a journal holding fewer documents or vectors than the
+// canonical tables (rows written by plain SQL) answers the sentinel -1 with score 5, and
+// the caller asks the SQL oracle. A row, not a request field: the request is the same
+// constant for both statements.
 // The generations must be resident (parsed by an earlier anatid_hybrid_rank call); this
 // function never reads BLOBs. Answers that are not hits are one-element lists, so the
 // caller's transaction is never aborted: memory_id -1 (score 1/2: the text generation
-// is missing/not resident, 3/4: the vector one) and -2 (the exact vector scan would
-// cover `score` rows, above vector_ceiling).
+// is missing/not resident, 3/4: the vector one, 5: no generation and a journal short of
+// the canonical counts) and -2 (the exact vector scan would cover `score` rows, above
+// vector_ceiling).
 // Content and kind come from the resident text generation for a hit it holds (with
 // content, visible at valid_at) that no journal row touches, i.e. no write since the
 // build: then they are the believed row's. Otherwise they are NULL and the caller reads
@@ -66,6 +79,7 @@
 #include "hnsw_cache.hpp"
 #include "hybrid.hpp"
 #include "hybrid_hits.hpp"
+#include "spare_buffers.hpp"
 #include "text_journal.hpp"
 
 #include <algorithm>
@@ -91,10 +105,31 @@ struct JournalRow {
 	bool present = false; // doc_len / norm not NULL
 	int32_t len = 0;
 	double norm = 0;
-	std::vector<float> values;
+};
+
+// A vector journal row as scanned; its floats are values[at, at + dim) of the state. Rows
+// are kept flat and the latest per memory chosen once (LatestVectors): a fresh tenant's
+// vector journal holds every embedding, and a map entry plus a float vector per row cost
+// more than scoring them.
+struct VectorRow {
+	int64_t id, seq, vf, vt;
+	double norm;
+	bool present; // norm not NULL
+	size_t at, dim;
 };
 
 struct State {
+	State()
+	    : text(SpareBuffers::Take()), vec(Spare<std::vector<VectorRow>>::Take()),
+	      vec_values(Spare<std::vector<float>>::Take()) {
+	}
+	~State() {
+		SpareBuffers::Give(std::move(text));
+		Spare<std::vector<VectorRow>>::Give(std::move(vec));
+		Spare<std::vector<float>>::Give(std::move(vec_values));
+	}
+	State(const State &) = delete;
+	State &operator=(const State &) = delete;
 	bool have_request = false;
 	std::string request;
 	bool have_text_gen = false, have_vec_gen = false;
@@ -102,9 +137,13 @@ struct State {
 	AnnKey ann_key {0, 0};
 	int64_t ann_count = 0, ann_ef = 0;
 	GenerationKey text_gen {0, 0}, vec_gen {0, 0};
+	bool empty_base = false;                 // a kind-8 row
+	int64_t text_count = -1, vec_count = -1; // its counts (-1: not counted)
+	int64_t text_ceiling = -1;               // and the exact text scan's ceiling (-1: none)
 	std::string text; // the text journal rows as scanned (text_journal::AppendRow)
 	std::shared_ptr<const text_journal::Fold> text_fold; // of `text`, once asked for
-	std::unordered_map<int64_t, JournalRow> vec; // latest row per memory
+	std::vector<VectorRow> vec;   // every vector journal row scanned
+	std::vector<float> vec_values; // their floats
 	// the graph stage's rows (kinds 6 and 7)
 	std::string graph; // graph journal entries as scanned (graph::AppendJournalEntry), markers excluded
 	int graph_markers = 0;
@@ -119,35 +158,29 @@ State *&StateOf(duckdb_aggregate_state state) {
 	return Boxed::Of(state);
 }
 
-void Keep(std::unordered_map<int64_t, JournalRow> &rows, int64_t id, JournalRow &&row) {
-	auto it = rows.find(id);
-	if (it == rows.end()) {
-		rows.emplace(id, std::move(row));
-	} else if (row.seq > it->second.seq) {
-		it->second = std::move(row);
+// The latest row (largest seq) of each memory in the vector journal, by id.
+std::vector<const VectorRow *> LatestVectors(const State &s) {
+	std::vector<const VectorRow *> rows;
+	rows.reserve(s.vec.size());
+	for (const VectorRow &r : s.vec) {
+		rows.push_back(&r);
 	}
-}
-
-template <class T>
-void ListOf(duckdb_vector v, idx_t row, std::vector<T> &out, const char *name) {
-	out.clear();
-	if (!IsValid(v, row)) {
-		return;
-	}
-	const auto *entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(v));
-	duckdb_vector child = duckdb_list_vector_get_child(v);
-	const T *data = static_cast<const T *>(duckdb_vector_get_data(child));
-	for (idx_t i = entries[row].offset; i < entries[row].offset + entries[row].length; i++) {
-		if (!IsValid(child, i)) {
-			throw std::invalid_argument(std::string("anatid_hybrid_recall: NULL element in ") + name);
-		}
-		out.push_back(data[i]);
-	}
+	std::sort(rows.begin(), rows.end(), [](const VectorRow *a, const VectorRow *b) {
+		return a->id != b->id ? a->id < b->id : a->seq > b->seq;
+	});
+	rows.erase(std::unique(rows.begin(), rows.end(),
+	                       [](const VectorRow *a, const VectorRow *b) { return a->id == b->id; }),
+	           rows.end());
+	return rows;
 }
 
 void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_state *states) {
 	const idx_t n = duckdb_data_chunk_get_size(input);
 	auto vec = [&](Arg a) { return duckdb_data_chunk_get_vector(input, a); };
+	const Column kinds(vec(kKind)), as(vec(kA)), bs(vec(kB)), cs(vec(kC)), ds(vec(kD)), lens(vec(kLen)),
+	    norms(vec(kNorm)), postings(vec(kPostings)), embeddings(vec(kEmb));
+	const auto *emb_entries = static_cast<const duckdb_list_entry *>(duckdb_vector_get_data(vec(kEmb)));
+	const Column emb_values(duckdb_list_vector_get_child(vec(kEmb)));
 	for (idx_t row = 0; row < n; row++) {
 		State &s = *StateOf(states[row]);
 		if (!s.have_request) {
@@ -158,10 +191,10 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		}
 		int32_t kind = 0;
 		int64_t a = 0;
-		if (Scalar(vec(kKind), row, kind) && kind == 6) {
+		if (kinds.Get(row, kind) && kind == 6) {
 			const char *ptr = nullptr;
 			size_t len = 0;
-			if (!StringView(vec(kPostings), row, ptr, len)) {
+			if (!postings.View(row, ptr, len)) {
 				throw std::invalid_argument("anatid_hybrid_recall: a graph journal row (kind 6) has no entry");
 			}
 			const std::string_view entry(ptr, len);
@@ -177,18 +210,31 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		}
 		if (kind == 7) {
 			EvidenceRow r {0, 0};
-			if (!Scalar(vec(kA), row, r.memory_id) || !Scalar(vec(kB), row, r.episode_id)) {
+			if (!as.Get(row, r.memory_id) || !bs.Get(row, r.episode_id)) {
 				throw std::invalid_argument("anatid_hybrid_recall: an evidence row (kind 7) needs a and b");
 			}
 			s.evidence.push_back(r);
 			continue;
 		}
-		if (!Scalar(vec(kKind), row, kind) || !Scalar(vec(kA), row, a)) {
+		if (kind == 8) {
+			s.empty_base = true;
+			if (!as.Get(row, s.text_count)) {
+				s.text_count = -1;
+			}
+			if (!bs.Get(row, s.vec_count)) {
+				s.vec_count = -1;
+			}
+			if (!cs.Get(row, s.text_ceiling)) {
+				s.text_ceiling = -1;
+			}
+			continue;
+		}
+		if (!kinds.Get(row, kind) || !as.Get(row, a)) {
 			throw std::invalid_argument("anatid_hybrid_recall: kind and a must not be NULL");
 		}
 		if (kind == 1 || kind == 2) {
 			GenerationKey key {a, 0};
-			Scalar(vec(kB), row, key.nonce);
+			bs.Get(row, key.nonce);
 			(kind == 1 ? s.text_gen : s.vec_gen) = key;
 			(kind == 1 ? s.have_text_gen : s.have_vec_gen) = true;
 			continue;
@@ -196,31 +242,40 @@ void Update(duckdb_function_info, duckdb_data_chunk input, duckdb_aggregate_stat
 		if (kind == 5) {
 			s.ann = true;
 			s.ann_key = AnnKey {a, 0};
-			Scalar(vec(kB), row, s.ann_key.nonce);
-			Scalar(vec(kC), row, s.ann_count);
-			Scalar(vec(kD), row, s.ann_ef);
+			bs.Get(row, s.ann_key.nonce);
+			cs.Get(row, s.ann_count);
+			ds.Get(row, s.ann_ef);
 			continue;
 		}
 		if (kind != 3 && kind != 4) {
-			throw std::invalid_argument("anatid_hybrid_recall: kind must be one of 1 to 7");
+			throw std::invalid_argument("anatid_hybrid_recall: kind must be one of 1 to 8");
 		}
 		JournalRow r;
-		Scalar(vec(kB), row, r.seq);
-		Scalar(vec(kC), row, r.vf);
-		Scalar(vec(kD), row, r.vt);
+		bs.Get(row, r.seq);
+		cs.Get(row, r.vf);
+		ds.Get(row, r.vt);
 		if (kind == 3) {
-			r.present = Scalar(vec(kLen), row, r.len);
-			const char *postings = nullptr;
-			size_t postings_len = 0;
-			const bool has_postings = r.present && StringView(vec(kPostings), row, postings, postings_len);
+			r.present = lens.Get(row, r.len);
+			const char *text = nullptr;
+			size_t text_len = 0;
+			const bool has_postings = r.present && postings.View(row, text, text_len);
 			text_journal::AppendRow(s.text, a, r.seq, r.vf, r.vt, r.present, r.len, has_postings,
-			                        std::string_view(postings, postings_len));
+			                        std::string_view(text, text_len));
 		} else {
-			r.present = Scalar(vec(kNorm), row, r.norm);
-			if (r.present) {
-				ListOf(vec(kEmb), row, r.values, "embedding");
+			r.present = norms.Get(row, r.norm);
+			VectorRow v {a, r.seq, r.vf, r.vt, r.norm, r.present, s.vec_values.size(), 0};
+			if (r.present && embeddings.Valid(row)) {
+				const duckdb_list_entry e = emb_entries[row];
+				for (idx_t i = e.offset; i < e.offset + e.length; i++) {
+					float x = 0;
+					if (!emb_values.Get(i, x)) {
+						throw std::invalid_argument("anatid_hybrid_recall: NULL element in embedding");
+					}
+					s.vec_values.push_back(x);
+				}
+				v.dim = e.length;
 			}
-			Keep(s.vec, a, std::move(r));
+			s.vec.push_back(v);
 		}
 	}
 }
@@ -257,10 +312,20 @@ void Combine(duckdb_function_info, duckdb_aggregate_state *source, duckdb_aggreg
 		}
 		dst.evidence.insert(dst.evidence.end(), src.evidence.begin(), src.evidence.end());
 		src.evidence.clear();
-		dst.text += src.text; // any order: the fold keeps each memory's largest seq
-		for (auto &kv : src.vec) {
-			Keep(dst.vec, kv.first, std::move(kv.second));
+		if (src.empty_base) {
+			dst.empty_base = true;
+			dst.text_count = src.text_count;
+			dst.vec_count = src.vec_count;
+			dst.text_ceiling = src.text_ceiling;
 		}
+		dst.text += src.text; // any order: the fold keeps each memory's largest seq
+		const size_t shift = dst.vec_values.size();
+		dst.vec_values.insert(dst.vec_values.end(), src.vec_values.begin(), src.vec_values.end());
+		for (VectorRow r : src.vec) {
+			r.at += shift;
+			dst.vec.push_back(r);
+		}
+		src.vec_values.clear();
 		src.text.clear();
 		src.vec.clear();
 	}
@@ -298,11 +363,12 @@ private:
 	size_t pos_ = 0;
 };
 
-// The fold of the state's text journal rows (call only with a text generation: its key
-// names the cache entries).
+// The fold of the state's text journal rows, cached under the text generation's key, or
+// (0, 0) without one (the empty base; then with its Generation()).
 const text_journal::Fold &TextFold(State &s) {
 	if (!s.text_fold) {
-		s.text_fold = text_journal::Cache::Instance().Get(s.text_gen.id, s.text_gen.nonce, s.text);
+		s.text_fold =
+		    text_journal::Cache::Instance().Get(s.text_gen.id, s.text_gen.nonce, s.text, !s.have_text_gen);
 	}
 	return *s.text_fold;
 }
@@ -360,6 +426,10 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel, GraphBlock &block) {
 	for (auto &hop : req.graph_hops) {
 		hop = r.Get<int32_t>();
 	}
+	const bool empty_base = s.empty_base;
+	if (empty_base && s.text_ceiling >= 0) {
+		req.text_ceiling = s.text_ceiling;
+	}
 	if (!r.AtEnd()) {
 		block.present = true;
 		block.request = r.Bytes(r.Get<uint32_t>());
@@ -378,7 +448,23 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel, GraphBlock &block) {
 	std::shared_ptr<const HnswIndex> ann; // holds the candidates' vectors while HybridRecall runs
 	req.use_text = !terms.empty();
 	block.used_text = req.use_text;
-	if (req.use_text) {
+	if (req.use_text && !s.have_text_gen && empty_base) {
+		Bm25Input &t = req.text;
+		t.valid_at = valid_at;
+		t.depth = depth;
+		for (const auto &term : terms) {
+			t.terms.emplace_back(term);
+		}
+		const text_journal::Fold &fold = TextFold(s); // under (0, 0): see the file comment
+		if (s.text_count > static_cast<int64_t>(fold.Documents())) {
+			sentinel = {-1, 5};
+			return {};
+		}
+		// the journal's documents are the whole index, laid out once per journal state as a
+		// base (text_journal.hpp); text_has_base stays false: the exact scan's ceiling applies
+		tbase = fold.Generation();
+		t.base = tbase.get();
+	} else if (req.use_text) {
 		if (!s.have_text_gen) {
 			sentinel = {-1, 1};
 			return {};
@@ -405,7 +491,17 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel, GraphBlock &block) {
 	}
 	req.use_vector = !query.empty();
 	block.used_vector = req.use_vector;
-	if (req.use_vector && !s.ann) {
+	const std::vector<const VectorRow *> latest = req.use_vector ? LatestVectors(s) : std::vector<const VectorRow *>();
+	if (req.use_vector && !s.ann && !s.have_vec_gen && empty_base) {
+		int64_t present = 0;
+		for (const VectorRow *row : latest) {
+			present += row->present ? 1 : 0;
+		}
+		if (s.vec_count > present) {
+			sentinel = {-1, 5};
+			return {};
+		}
+	} else if (req.use_vector && !s.ann) {
 		if (!s.have_vec_gen) {
 			sentinel = {-1, 3};
 			return {};
@@ -440,24 +536,22 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel, GraphBlock &block) {
 		v.query_norm = query_norm;
 		v.valid_at = valid_at;
 		v.depth = depth;
-		for (const auto &kv : s.vec) {
-			v.touched.push_back(kv.first);
-			const JournalRow &row = kv.second;
-			if (!row.present) {
+		for (const VectorRow *row : latest) {
+			v.touched.push_back(row->id);
+			if (!row->present) {
 				continue;
 			}
-			if (row.values.size() != v.dim) {
-				throw std::invalid_argument("anatid_hybrid_recall: a stored vector has " +
-				                            std::to_string(row.values.size()) + " dimensions, the query " +
-				                            std::to_string(v.dim));
+			if (row->dim != v.dim) {
+				throw std::invalid_argument("anatid_hybrid_recall: a stored vector has " + std::to_string(row->dim) +
+				                            " dimensions, the query " + std::to_string(v.dim));
 			}
-			v.vectors.push_back(JournalVector {kv.first, row.vf, row.vt, row.norm, row.values.data()});
+			v.vectors.push_back(JournalVector {row->id, row->vf, row->vt, row->norm, s.vec_values.data() + row->at});
 		}
 		if (ann) {
 			const size_t count = static_cast<size_t>(std::max<int64_t>(s.ann_count, 1));
 			for (const HnswCandidate &c : ann->Search(query.data(), count, static_cast<size_t>(std::max<int64_t>(s.ann_ef, 1)))) {
 				const HnswRow &row = ann->Row(c.row);
-				if (!s.vec.count(row.id)) {
+				if (!std::binary_search(v.touched.begin(), v.touched.end(), row.id)) { // by id, from latest
 					v.vectors.push_back(JournalVector {row.id, row.vf, row.vt, row.norm, ann->Vector(c.row)});
 				}
 			}

@@ -48,9 +48,10 @@ void AppendRow(std::string &encoded, int64_t memory_id, int64_t seq, int64_t vf,
 class Fold {
 public:
 	// Folds encoded rows (AppendRow). Throws std::invalid_argument on a malformed row.
-	static std::shared_ptr<const Fold> Build(std::string_view encoded);
+	// as_generation: also lay the folded documents out as a TextGeneration (Generation()).
+	static std::shared_ptr<const Fold> Build(std::string_view encoded, bool as_generation = false);
 	// This fold plus the rows of encoded[from, end) (the bytes before `from` are this fold's).
-	std::shared_ptr<const Fold> Extend(std::string_view encoded, size_t from) const;
+	std::shared_ptr<const Fold> Extend(std::string_view encoded, size_t from, bool as_generation = false) const;
 
 	bool Touched(int64_t memory_id) const;
 	// Whether the memory is visible at `valid_at` by its latest journal row (a row with a
@@ -59,9 +60,20 @@ public:
 	size_t Memories() const {
 		return touched_.size();
 	}
+	// The memories whose latest row has a document (doc_len not NULL).
+	size_t Documents() const {
+		return docs_.size();
+	}
 	// Fills in.touched, in.docs and, for the distinct query terms in.terms, in.postings
 	// (whose terms are views of in.terms). `in` must outlive nothing of this fold.
 	void Fill(Bm25Input &in) const;
+	// The latest documents with text and their live postings as a base generation (no
+	// content), for a tenant without one: the journal is then the whole index, and BM25 over
+	// this base scores each document exactly as over the same documents journalled
+	// (bm25.hpp), with dense arrays instead of per-read maps. Null unless built as_generation.
+	const std::shared_ptr<const TextGeneration> &Generation() const {
+		return generation_;
+	}
 	size_t ByteSize() const;
 
 private:
@@ -75,7 +87,8 @@ private:
 		int32_t tf;
 	};
 	void Apply(std::string_view encoded, size_t from);
-	void Finish();
+	void Finish(bool as_generation);
+	std::shared_ptr<const TextGeneration> LayOut() const;
 
 	std::unordered_map<int64_t, Latest> latest_;
 	// Every row's postings, tagged with the row's seq: a posting whose seq is not its
@@ -84,9 +97,10 @@ private:
 	size_t posting_count_ = 0;
 	std::vector<int64_t> touched_; // sorted
 	std::vector<JournalDoc> docs_; // the latest rows with text, by id
+	std::shared_ptr<const TextGeneration> generation_;
 };
 
-using CacheStats = JournalFoldCacheStats; // refolds stay 0: any fold of the same bytes serves
+using CacheStats = JournalFoldCacheStats; // refolds: a fold asked for its Generation() after all
 
 // Folds keyed by the text generation (id, nonce); the empty journal is not cached.
 class Cache : public JournalFoldCache<std::pair<int64_t, int64_t>, Fold> {
@@ -94,7 +108,9 @@ public:
 	static Cache &Instance();
 	// The fold of `encoded`, scanned under the text generation (gen_id, nonce). The lean
 	// path's two row forms (with and without postings) are two states of one generation.
-	std::shared_ptr<const Fold> Get(int64_t gen_id, int64_t nonce, const std::string &encoded);
+	// as_generation: the fold carries Generation() (a cached fold without it is refolded).
+	std::shared_ptr<const Fold> Get(int64_t gen_id, int64_t nonce, const std::string &encoded,
+	                                bool as_generation = false);
 };
 
 // ---- implementation of the template ----------------------------------------------------

@@ -1,7 +1,7 @@
 """recall() on a file that never ran maintain_indexes(): the native engine answers from the
-journals alone (native_hybrid's journal statement: the macro's anatid_hybrid_rank fed the
-journal rows, the graph arm by the SQL walk) instead of planning the anatid.anatid_hybrid
-macro. It must give the SQL oracle's ids, order, sources, hops and scores; say so in the
+journals alone (native_hybrid's lean statement over an empty base: anatid_hybrid_recall
+ranks the journal rows with no generation, the graph arm from the graph journal alone)
+instead of planning the anatid.anatid_hybrid macro. It must give the SQL oracle's ids, order, sources, hops and scores; say so in the
 notes; answer the same on read-only handles and inside transactions; and step aside for
 the lean path as soon as a generation exists, even one published by another handle."""
 from __future__ import annotations
@@ -160,7 +160,8 @@ def test_a_generation_published_by_another_handle_takes_over(tmp_path):
         for i in range(3):
             a.remember(f"apple pie {i}", embedding=[0.5, 0.5, 0.0, 0.0], now=at(10 + i))
         assert not journal_answered(both(a, "apple pie", embedding=[0.5, 0.5, 0.0, 0.0], k=5))
-        # text generation only (rebuild_fts_index): a text recall needs the macro, a vector recall does not
+        # text generation only (rebuild_fts_index): the first text recall needs the macro (it parses the
+        # generation), a vector recall does not
         from anatid.indexes.text import rebuild_fts_index
         c = str(tmp_path / "mixed.anatid")
         fill(c)
@@ -168,6 +169,9 @@ def test_a_generation_published_by_another_handle_takes_over(tmp_path):
             rebuild_fts_index(m)
             assert not journal_answered(both(m, "apple", embedding=[0.1, 0.1, 0.1, 0.1], k=5))
             assert journal_answered(both(m, "", embedding=[0.1, 0.1, 0.1, 0.1], k=5))
+            # the text generation parsed by then: the same statement ranks the vector journal alone
+            hits = both(m, "apple", embedding=[0.1, 0.1, 0.1, 0.1], k=5)
+            assert any(n.startswith("absent: no vector generation") for n in hits.notes), hits.notes
     finally:
         a.close()
         b.close()

@@ -42,25 +42,22 @@ _RANK = ("SELECT anatid_graph_recall(entry, $request) AS hits, count(entry) FROM
 # A tenant without a generation (a file that never ran maintain_indexes()): every graph
 # write since the file was made is in the journal, so the journal alone is the graph
 # (mode 2 of the request) unless rows reached the canonical tables some other way (plain
-# SQL). The statement counts both sides in its own snapshot: `short` is true when the
-# canonical ABOUT edges outnumber the journal's ABOUT rows, or a relates pair has no
-# journal row; then nothing native answers (the SQL oracle does). `markers` tells whether
-# a base appeared meanwhile (then the answer is the usual base + journal one).
+# SQL). One extra entry (op 8) carries the canonical counts, taken in this statement's
+# snapshot: the ABOUT edges and the distinct relates pairs. The aggregate counts the
+# journal's side as it scans (its ABOUT rows, its distinct relates pairs) and answers hop
+# -4 (HOP_JOURNAL_SHORT) when the canonical side has more; then nothing native answers (the
+# SQL oracle does). Counting the journal's side in SQL too cost ~3.7 ms of ~8 at 20,000
+# memories (benchmark/recall_fresh_file.py). The entry also carries the request when the
+# journal is empty (see _RANK). `markers` tells whether a base appeared meanwhile (then the
+# answer is the usual base + journal one); count(op) skips the extra entry.
 _JOURNAL_ALONE = """
-SELECT anatid_graph_recall(entry, $request) AS hits, {count} AS rows_seen, count(*) FILTER (WHERE op = 0) AS markers,
-       (SELECT count(*) FROM anatid_edges WHERE tenant_id = $tenant AND kind = 'about')
-           > count(*) FILTER (WHERE op = 3)
-       OR (SELECT count(DISTINCT (least(src_id, dst_id), greatest(src_id, dst_id))) FROM anatid_edges
-           WHERE tenant_id = $tenant AND kind = 'relates')
-           > (SELECT count(DISTINCT (least(a, b), greatest(a, b))) FROM (
-                  SELECT TRY_CAST(split_part(entry, '|', 3) AS BIGINT) AS a,     -- entry: op|seq|a|b|...
-                         TRY_CAST(split_part(entry, '|', 4) AS BIGINT) AS b
-                  FROM anatid_graph_journal WHERE tenant_id = $tenant AND op IN (1, 2))) AS short
-FROM {rows}"""
-_RECALL_JOURNAL_ALONE = _JOURNAL_ALONE.format(count="count(*)", rows="anatid_graph_journal WHERE tenant_id = $tenant")
-_RANK_JOURNAL_ALONE = _JOURNAL_ALONE.format(   # with the request-only row (see _RANK)
-    count="count(entry)", rows="(SELECT entry, op FROM anatid_graph_journal WHERE tenant_id = $tenant "
-                               "UNION ALL SELECT NULL, NULL)")
+SELECT anatid_graph_recall(entry, $request) AS hits, count(op) AS rows_seen, count(*) FILTER (WHERE op = 0) AS markers
+FROM (SELECT entry, op FROM anatid_graph_journal WHERE tenant_id = $tenant
+      UNION ALL
+      SELECT '8|' || (SELECT count(*) FROM anatid_edges WHERE tenant_id = $tenant AND kind = 'about') || '|' ||
+             (SELECT count(DISTINCT (least(src_id, dst_id), greatest(src_id, dst_id))) FROM anatid_edges
+              WHERE tenant_id = $tenant AND kind = 'relates'), NULL)"""
+_RECALL_JOURNAL_ALONE = _RANK_JOURNAL_ALONE = _JOURNAL_ALONE
 
 # What recall_ids asks for besides the hits, as extra columns of the same statement:
 # - the hits' content and kind where the tenant's resident text generation vouches for them
@@ -123,6 +120,7 @@ _LOAD = ("SELECT anatid_graph_load(generation_id, nonce, blob) FROM anatid_graph
 HOP_NEEDS_LOAD = -1
 HOP_NO_GENERATION = -2
 HOP_UNKEYED = -3      # a base marker without a nonce (extension/anatid_graph_recall.cpp)
+HOP_JOURNAL_SHORT = -4   # no generation, and the journal lacks canonical rows (_JOURNAL_ALONE)
 
 UNKEYED_NOTE = ("unkeyed_generation: this file's graph generation predates nonces and it is open read-only, so the "
                 "SQL oracle answered; open it read-write once (which adds them) for native graph reads")
@@ -167,7 +165,7 @@ def encode_rank(rank: dict) -> str:
 
 
 # Sentinel hops of a recall's first row: the generation must be loaded, is absent, or unkeyed.
-CONTROL_HOPS = (-1, -2, -3)
+CONTROL_HOPS = (-1, -2, -3, -4)
 
 
 def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
@@ -204,10 +202,11 @@ def recall_ids(cur, tenant: int, keys, hops: int, limit: int, kinds, valid_at,
 
     for _ in range(4):      # up to three loads, and one switch to the journal alone
         if alone:
-            hits, rows, markers, short = run(
+            hits, rows, markers = run(
                 _RECALL_JOURNAL_ALONE if rank is None else _RANK_JOURNAL_ALONE, {"tenant": tenant, **extras, "request": encode_request(
                     keys, hops, limit, kinds, valid_at, empty_base=True) + block})
             if not markers:
+                short = bool(hits) and hits[0]["hop"] == HOP_JOURNAL_SHORT
                 if notes is not None:
                     notes.append(JOURNAL_SHORT_NOTE if short else JOURNAL_ALONE_NOTE)
                 if short:

@@ -30,13 +30,14 @@ says which.
 
 Before the first build (a fresh file that never ran maintain_indexes()): a tenant
 without a text or vector generation has every document and vector in its journal, which
-is what the macro ranks then. One statement (_JOURNAL_SQL) feeds those journal rows to
-the macro's own native function, anatid_hybrid_rank, with no base, instead of planning
-the macro (~20 ms per call, whatever the data size); a tenant without a graph
-generation gets its graph arm from the SQL walk the macro runs (graph_sql). Same
-function, same inputs: the macro's answer, by construction. The statement checks, in
-its own snapshot, that the tenant still has no generation for the arms it ranks (a
-concurrent maintain_indexes() may have published one; it answers NULL then).
+is what the macro ranks then. The same lean statement, with one more row (the empty base:
+the canonical row counts, _FRESH_SQL), ranks those journal rows in
+anatid_hybrid_recall with no base, through the same process-wide fold of the text journal
+the maintained path uses, instead of planning the macro (~20 ms per call, whatever the
+data size); a tenant without a graph generation gets its graph arm from its graph journal
+alone (native_graph), else from the SQL walk the macro runs (graph_sql). Same core, same
+inputs: the macro's answer, by construction. The statement reads the generation rows in
+its own snapshot (a concurrent maintain_indexes() may have published one: it is used).
 """
 from __future__ import annotations
 
@@ -231,6 +232,7 @@ _RANK_SQL = {(t, v, s, g): _rank_sql(t, v, s, g) for t in (False, True, "ids") f
 # and the elements naming a named seed gated as a hub (extension/anatid_hybrid_recall.cpp)
 STATUS_ID, GATED_SEED_ID, GRAPH_FUSED = -3, -4, 0
 NEEDS_MACRO, OVER_CEILING = -1, -2
+SHORT_JOURNAL = 5     # NEEDS_MACRO's score: no generation and a journal short of the canonical rows
 
 
 def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, qnorm, gids, ghops,
@@ -264,68 +266,39 @@ def encode_graph_block(keys, depth: int, valid_at, stage: dict) -> bytes:
                        float(g.NEIGHBOUR), EVIDENCE_CAP)
 
 
-# ---- before the first build: the journal statement ------------------------------------
+# ---- before the first build: the same statement over an empty base ------------------
 # Without a base generation the journal holds every row, and the macro ranks exactly these
-# inputs (anatid_hybrid_sql.hpp: tlatest/tin/tcount, vlatest/vin/vcount); this statement
-# gathers them the same way and calls the same function, without planning the ~25 CTEs.
-# The counts of canonical rows tell a journal that lacks rows (written by plain SQL): then
-# the second column is true and nothing is ranked (anatid_hybrid_rank would raise, which
-# aborts a caller's transaction), and the SQL oracle answers, as health.guard_hybrid has
-# it before the macro. Each ranked arm's guard checks, in this statement's snapshot, that
-# the tenant still has no generation for it: NULL otherwise.
-_J_TEXT = """(SELECT list(memory_id) AS touched,
-           list(memory_id) FILTER (WHERE doc_len IS NOT NULL) AS ids,
-           list(doc_len) FILTER (WHERE doc_len IS NOT NULL) AS lens,
-           list(vf) FILTER (WHERE doc_len IS NOT NULL) AS vf,
-           list(vt) FILTER (WHERE doc_len IS NOT NULL) AS vt,
-           list(postings) FILTER (WHERE doc_len IS NOT NULL) AS postings,
-           (SELECT count(*) FROM anatid_text_docs WHERE tenant_id = $tenant) AS n
-    FROM (SELECT memory_id, doc_len, vf, vt, postings FROM anatid_text_journal WHERE tenant_id = $tenant
-          QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) = 1)) t"""
-_J_VECTOR = """(SELECT list(memory_id) AS touched,
-           list(memory_id) FILTER (WHERE norm IS NOT NULL) AS ids,
-           list(vf) FILTER (WHERE norm IS NOT NULL) AS vf,
-           list(vt) FILTER (WHERE norm IS NOT NULL) AS vt,
-           list(norm) FILTER (WHERE norm IS NOT NULL) AS norms,
-           list(embedding) FILTER (WHERE norm IS NOT NULL) AS embs,
-           (SELECT count(*) FROM anatid_embeddings e JOIN anatid_memories m ON m.memory_id = e.memory_id
-            WHERE e.tenant_id = $tenant AND m.tx_to IS NULL) AS n
-    FROM (SELECT memory_id, vf, vt, norm, embedding FROM anatid_vector_journal WHERE tenant_id = $tenant
-          QUALIFY row_number() OVER (PARTITION BY memory_id ORDER BY seq DESC) = 1)) v"""
-# An arm that does not run passes NULLs (inline: a stub subquery costs planning time)
-_J_TEXT_ARGS = "t.touched, t.ids, t.lens, t.vf, t.vt, t.postings, t.n"
-_J_NO_TEXT_ARGS = ("NULL::BIGINT[], NULL::BIGINT[], NULL::INTEGER[], NULL::BIGINT[], NULL::BIGINT[], NULL::VARCHAR[], "
-                   "NULL::BIGINT")
-_J_VECTOR_ARGS = "v.touched, v.ids, v.vf, v.vt, v.norms, CAST(v.embs AS FLOAT[][]), v.n"
-_J_NO_VECTOR_ARGS = ("NULL::BIGINT[], NULL::BIGINT[], NULL::BIGINT[], NULL::BIGINT[], NULL::DOUBLE[], NULL::FLOAT[][], "
-                     "NULL::BIGINT")
-_J_ABSENT = "NOT EXISTS (SELECT 1 FROM anatid_{index}_gen WHERE tenant_id = $tenant)"
-_J_SHORT = "coalesce({a}.n > coalesce(len({a}.ids), 0), false)"
-_JOURNAL_TEMPLATE = """
-SELECT CASE WHEN g.absent AND NOT {short} THEN anatid_hybrid_rank(
-    NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $terms::VARCHAR[], {text_args},
-    NULL::BIGINT, NULL::BIGINT, NULL::BLOB[], $qvec::DOUBLE[], $qnorm::DOUBLE, {vector_args},
-    $gids::BIGINT[], $ghops::INTEGER[], $at_us::BIGINT, $depth::BIGINT, $k::BIGINT, $wv::DOUBLE, $wt::DOUBLE,
-    $wg::DOUBLE, $text_ceiling::BIGINT, $vector_ceiling::BIGINT) END,
-    g.absent AND {short}{seed_state}
-FROM {inputs}(SELECT {absent} AS absent) g"""
+# inputs (anatid_hybrid_sql.hpp: tlatest/tin/tcount, vlatest/vin/vcount). The lean statement
+# with one more row, kind 8 (the empty base), ranks them in anatid_hybrid_recall: an arm with no
+# generation row ranks its journal alone, through the same process-wide text fold cache the
+# maintained path uses (a window over the whole journal and its lists per call cost ~9 ms at
+# 20,000 memories: benchmark/recall_fresh_file.py). Same core, same inputs: the macro's answer.
+# The kind-8 row carries the canonical counts (the same counts health.guard_hybrid has the
+# macro check) and the exact text scan's ceiling: a journal that lacks rows (written by plain SQL) answers the sentinel -1/5
+# and the SQL oracle answers, as before the macro. The generation rows are read in this
+# statement's snapshot, so a concurrent maintain_indexes() that published one is simply used.
+_TEXT_COUNT = "(SELECT count(*) FROM anatid_text_docs WHERE tenant_id = $tenant)"
+_VECTOR_COUNT = ("(SELECT count(*) FROM anatid_embeddings e JOIN anatid_memories m ON m.memory_id = e.memory_id "
+                 "WHERE e.tenant_id = $tenant AND m.tx_to IS NULL)")
+_EMPTY_BASE_ROW = " UNION ALL SELECT 8, {text}, {vector}, $text_ceiling::BIGINT, NULL, NULL, NULL, NULL, NULL"
 
 
-def _journal_sql(use_text: bool, use_vector: bool, seed_state: bool) -> str:
-    used = [(a, sql) for a, sql, on in (("t", _J_TEXT, use_text), ("v", _J_VECTOR, use_vector)) if on]
-    absent = " AND ".join(_J_ABSENT.format(index=i) for i, on in (("text", use_text), ("vector", use_vector))
-                          if on) or "true"
-    return _JOURNAL_TEMPLATE.format(
-        absent=absent, short="(" + (" OR ".join(_J_SHORT.format(a=a) for a, _ in used) or "false") + ")",
-        seed_state=", " + _SEED_STATE if seed_state else "", inputs="".join(sql + ", " for _, sql in used),
-        text_args=_J_TEXT_ARGS if use_text else _J_NO_TEXT_ARGS,
-        vector_args=_J_VECTOR_ARGS if use_vector else _J_NO_VECTOR_ARGS)
+def _fresh_sql(use_text, use_vector: bool, seed_state: bool) -> str:
+    text = _TEXT_IDS_ROWS if use_text == "ids" else _TEXT_ROWS
+    rows = " UNION ALL".join(r for r, used in ((text, use_text), (_VECTOR_ROWS, use_vector)) if used)
+    rows += _EMPTY_BASE_ROW.format(text=_TEXT_COUNT if use_text is True else "NULL",
+                                   vector=_VECTOR_COUNT if use_vector else "NULL")
+    # then the journal rows (for check_journal) and which generations the statement saw
+    return (f"SELECT anatid_hybrid_recall(kind, a, b, c, d, len, norm, postings, emb, $request), "
+            f"count(*) FILTER (WHERE kind <> 8), count(*) FILTER (WHERE kind = 1), count(*) FILTER (WHERE kind = 2)"
+            f"{', ' + _SEED_STATE if seed_state else ''} FROM ({rows}) r")
 
 
-_JOURNAL_SQL = {(t, v, s): _journal_sql(t, v, s) for t in (False, True) for v in (False, True) for s in (False, True)}
+_FRESH_SQL = {(t, v, s): _fresh_sql(t, v, s) for t in (True, "ids") for v in (False, True) for s in (False, True)}
 _SHORT = "the tenant has no generation and its journal lacks rows (written by plain SQL)"
 _JOURNAL_NOTE = ("absent: no text or vector generation for this tenant yet, so every row came from the journal "
-                 "(one statement into anatid_hybrid_rank; maintain_indexes() builds the generations)")
+                 "(one statement into anatid_hybrid_recall over an empty base; maintain_indexes() builds the "
+                 "generations)")
 
 
 def _absent_hint(store, tenant, value=None) -> bool:
@@ -509,20 +482,21 @@ class NativeHybridEngine:
             vector_ceiling=None if allow_slow or ann_plan else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
             qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops,
             graph_block=b"" if stage_keys is None else encode_graph_block(stage_keys, depth, view.valid_at, graph_stage))
-        journal_terms = terms if use_text else []
-        journal = ann_plan is None and _absent_hint(self.store, tenant)
-        if journal:   # no generation last time: the journal statement first (it checks that still holds)
-            ranked, short, state = self._journal_rank(cur, view, params, journal_terms, use_vector, gids, ghops,
-                                                      allow_slow, speculative is not None)
+        seed_state = speculative is not None
+        gens = (1, 1)           # the text and vector generation rows the statement saw
+        fresh = ann_plan is None and _absent_hint(self.store, tenant)
+        if fresh:   # no generation last time: the statement over an empty base first
+            ranked, short, extra = self._journal_rank(cur, tenant, request, use_text_rows, use_vector, seed_state,
+                                                      allow_slow)
             if short:
                 return None, _SHORT
-            journal = ranked is not None
-            if not journal:
-                _absent_hint(self.store, tenant, False)
+            fresh = ranked is not None
+            if fresh:
+                journal_rows, gens, state = extra[0], tuple(extra[1:3]), extra[3:]
         graph_rows = None    # the graph journal's rows the statement scanned (with the graph stage)
-        if not journal and ann_plan is None:
+        if not fresh and ann_plan is None:
             ranked, journal_rows, *state = cur.execute(
-                _RANK_SQL[(use_text_rows, use_vector, speculative is not None, stage_keys is not None)],
+                _RANK_SQL[(use_text_rows, use_vector, seed_state, stage_keys is not None)],
                 {"tenant": tenant, "request": request}).fetchone()
             if stage_keys is not None:
                 graph_rows = state.pop()
@@ -534,18 +508,21 @@ class NativeHybridEngine:
                 del notes[:]
                 return self._lean(cur, view, params, use_vector, use_text, use_graph, seeds_given, allow_slow,
                                   ann_plan, speculate=False, notes=notes, graph_stage=graph_stage, fused=fused)
-            if not journal and (ranked is None or ranked and ranked[0]["memory_id"] == NEEDS_MACRO and
-                                ranked[0]["score"] in (1, 3)):
+            if not fresh and (ranked is None or ranked and ranked[0]["memory_id"] == NEEDS_MACRO and
+                              ranked[0]["score"] in (1, 3)):
                 # a text (1) or vector (3) generation is absent: the journal holds every row; or
                 # (None) nothing at all was scanned: no generation and an empty journal
-                journal_ranked, short, _ = self._journal_rank(cur, view, params, journal_terms, use_vector, gids,
-                                                              ghops, allow_slow, False)
+                fresh_ranked, short, extra = self._journal_rank(cur, tenant, request, use_text_rows, use_vector,
+                                                                False, allow_slow)
                 if short:
                     _absent_hint(self.store, tenant, True)
                     return None, _SHORT
-                if journal_ranked is not None:
-                    ranked, journal = journal_ranked, True
-                    _absent_hint(self.store, tenant, True)
+                if fresh_ranked is not None:
+                    ranked, fresh = fresh_ranked, True
+                    journal_rows, gens = extra[0], tuple(extra[1:3])
+            if fresh:   # remembered per handle: while an arm it ranks has no generation, the next
+                # read goes straight to the statement above
+                _absent_hint(self.store, tenant, bool(use_text and not gens[0] or use_vector and not gens[1]))
         else:   # the vector arm on ANN candidates (anatid.indexes.ann)
             from .indexes.ann import rank_sql
             ranked = cur.execute(rank_sql(_TEXT_IDS_ROWS if use_text_rows == "ids" else _TEXT_ROWS),
@@ -554,12 +531,20 @@ class NativeHybridEngine:
             return None, "the tenant has no text or vector generation"
         if ranked and ranked[0]["memory_id"] == NEEDS_MACRO:
             return None, "a text or vector generation is missing or not yet parsed in this process"
-        if journal:   # no base, no covered_id: the statement counted the canonical rows instead
-            if journal_terms or use_vector:
-                notes.append(_JOURNAL_NOTE)
-        else:
-            health.check_journal(self.store, cur, tenant, tuple(
-                i for i, used in (("text", use_text_rows), ("vector", use_vector)) if used), journal_rows)
+        # an arm without a generation ranked its journal alone (no covered_id: the statement
+        # counted the canonical rows instead); the others have the journal invariant checked
+        absent = [i for i, used, gen in (("text", use_text, gens[0]), ("vector", use_vector, gens[1]))
+                  if used and not gen]
+        ranked_arms = [i for i, used in (("text", use_text), ("vector", use_vector)) if used]
+        if absent and absent == ranked_arms:
+            notes.append(_JOURNAL_NOTE)
+        elif absent:   # a text and a vector recall with one generation (rebuild_fts_index() alone, say)
+            notes.append(f"absent: no {absent[0]} generation for this tenant yet, so the {absent[0]} arm ranked its "
+                         "journal alone (maintain_indexes() builds one)")
+        checked = tuple(i for i, used, gen in (("text", use_text_rows, gens[0]), ("vector", use_vector, gens[1]))
+                        if used and gen)
+        if checked:
+            health.check_journal(self.store, cur, tenant, checked, journal_rows)
         if ranked and ranked[0]["memory_id"] == OVER_CEILING:
             rows = int(ranked[0]["score"])
             raise BruteForceCeilingError(
@@ -577,10 +562,10 @@ class NativeHybridEngine:
                 ranked = ranked[1:]   # the first stage: the caller runs the graph stage
         if not ranked:
             return [], None
-        # anatid_hybrid_rank (the journal statement) returns no content: every hit is read below
+        # without a text generation no hit comes with content: every hit is read below
         content = {h["memory_id"]: (h["content"], h["kind"]) for h in ranked if h.get("content") is not None}
         ids = [h["memory_id"] for h in ranked if h.get("content") is None]
-        if use_text_rows == "ids" and not journal and 2 * len(ids) > len(ranked):
+        if use_text_rows == "ids" and gens[0] and 2 * len(ids) > len(ranked):
             load_text_generation(self.store, cur, tenant)    # the next recalls hydrate from it
         if ids:
             content.update((mid, (c, kind)) for mid, c, kind in cur.execute(
@@ -595,28 +580,23 @@ class NativeHybridEngine:
                             None if h["hop"] is None else int(h["hop"])))
         return hits, None
 
-    def _journal_rank(self, cur, view, params, terms, use_vector, gids, ghops, allow_slow, seed_state):
-        """(ranked, short, [seed state]) from the journal statement; ranked is None when the
-        tenant has a generation for an arm it ranks (then the lean statement or the macro
-        answers) or, with short true, when the journal lacks rows (then the SQL oracle)."""
-        from .store import BRUTE_FORCE_CEILING, SCAN_CEILING
-        bound = {"tenant": params["tenant"], "terms": list(terms),
-                 "qvec": params["qvec"] if use_vector else None, "qnorm": params.get("qnorm") if use_vector else None,
-                 "gids": gids, "ghops": ghops, "at_us": (view.valid_at - _EPOCH) // timedelta(microseconds=1),
-                 "depth": params["depth"], "k": params["k"], "wv": params["wv"], "wt": params["wt"],
-                 "wg": params["wg"], "text_ceiling": None if allow_slow else SCAN_CEILING,
-                 "vector_ceiling": None if allow_slow else BRUTE_FORCE_CEILING}
-        sql = _JOURNAL_SQL[(bool(terms), bool(use_vector), seed_state)]
-        if "$tenant" not in sql:   # the graph arm alone: its ids are all it ranks
-            del bound["tenant"]
+    def _journal_rank(self, cur, tenant, request, use_text_rows, use_vector, seed_state, allow_slow):
+        """(ranked, short, (journal rows, text and vector generation rows seen, [seed state]))
+        from the lean statement over an empty base (_FRESH_SQL); short: the tenant has no
+        generation and its journal lacks rows (then the SQL oracle answers)."""
+        from .store import SCAN_CEILING
         try:
-            ranked, short, *state = cur.execute(sql, bound).fetchone()
+            ranked, *extra = cur.execute(_FRESH_SQL[(use_text_rows, bool(use_vector), seed_state)],
+                                         {"tenant": tenant, "request": request,
+                                          "text_ceiling": None if allow_slow else SCAN_CEILING}).fetchone()
         except duckdb.Error as exc:
             err = _ceiling_error(exc)
             if err is not None:
                 raise err from None
             raise
-        return ranked, short, state
+        if ranked and ranked[0]["memory_id"] == NEEDS_MACRO and ranked[0]["score"] == SHORT_JOURNAL:
+            return None, True, None
+        return ranked, False, extra
 
     def _seeds(self, cur, tenant, terms) -> list[str]:
         return seeds_from_terms(self.store, cur, tenant, terms)

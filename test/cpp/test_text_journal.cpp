@@ -105,6 +105,51 @@ TEST_CASE("visibility by the latest row: valid then, and not closed since") {
 	CHECK(!fold->VisibleAt(9, 150)); // no row: the base answers for it
 }
 
+// The journal alone as a base (a tenant without a text generation): BM25 over Generation()
+// must rank exactly as over the same rows passed as journal documents and postings.
+TEST_CASE("a fold laid out as a generation ranks exactly as the journal it folds") {
+	std::string enc;
+	for (int64_t id = 1; id <= 40; id++) {
+		const std::string postings = id % 3 ? "apple:" + std::to_string(1 + id % 4) + " river:1" : "stone:2";
+		enc += Row(id, 100 + id, postings.c_str(), int32_t(2 + id % 5), id % 7 == 0 ? 50 : 0,
+		           id % 11 == 0 ? 60 : kOpenEnd);
+	}
+	enc += Row(5, 500, "river:3", 4) + Row(6, 501, nullptr) + Row(9, 10, "apple:9"); // rewritten, emptied, stale
+	auto plain = Fold::Build(enc);
+	auto laid = Fold::Build(enc, true);
+	CHECK(!plain->Generation() && laid->Generation());
+	const TextGeneration &gen = *laid->Generation();
+	CHECK_EQ(gen.ids.size(), plain->Documents());
+	for (int64_t valid_at : {int64_t(0), int64_t(55), int64_t(70)}) {
+		for (const std::vector<std::string> &terms :
+		     {std::vector<std::string> {"apple"}, {"apple", "river"}, {"river", "stone", "zzz"}}) {
+			Bm25Input journal, base;
+			for (const auto &t : terms) {
+				journal.terms.emplace_back(t);
+				base.terms.emplace_back(t);
+			}
+			journal.valid_at = base.valid_at = valid_at;
+			journal.depth = base.depth = 20;
+			plain->Fill(journal);
+			base.base = &gen;
+			const std::vector<ArmHit> want = Bm25TopK(journal), got = Bm25TopK(base);
+			CHECK_EQ(got.size(), want.size());
+			for (size_t i = 0; i < want.size() && i < got.size(); i++) {
+				CHECK_EQ(got[i].id, want[i].id);
+				CHECK(got[i].score == want[i].score);
+			}
+			CHECK_EQ(Bm25VisibleDocs(base), Bm25VisibleDocs(journal));
+		}
+	}
+	// a cached fold asked for its generation afterwards is laid out then, never served without
+	Cache cache;
+	CHECK(!cache.Get(0, 0, enc)->Generation());
+	CHECK(cache.Get(0, 0, enc, true)->Generation() != nullptr);
+	CHECK_EQ(cache.Stats().refolds, uint64_t(1));
+	CHECK(cache.Get(0, 0, enc + Row(77, 900, "apple:1"), true)->Generation()->ids.size() == plain->Documents() + 1);
+	CHECK_EQ(cache.Stats().extends, uint64_t(1));
+}
+
 TEST_CASE("a truncated encoding is refused") {
 	const std::string enc = Row(7, 10, "apple:1");
 	bool threw = false;
