@@ -76,14 +76,7 @@ std::shared_ptr<const TextGeneration> TextGeneration::Parse(const std::vector<st
 			closed.emplace_back(gen->vt[i], gen->lens[i]);
 		}
 	}
-	std::sort(closed.begin(), closed.end());
-	gen->visibility_index = true;
-	gen->closed_vt.reserve(closed.size());
-	gen->closed_len_sum.assign(1, 0);
-	for (const auto &c : closed) {
-		gen->closed_vt.push_back(c.first);
-		gen->closed_len_sum.push_back(gen->closed_len_sum.back() + c.second);
-	}
+	gen->SetClosed(std::move(closed));
 	if (parts.size() > 10) {
 		if (parts.size() != 14) {
 			throw std::runtime_error("text generation has " + std::to_string(parts.size()) +
@@ -111,6 +104,18 @@ std::shared_ptr<const TextGeneration> TextGeneration::Parse(const std::vector<st
 std::string_view TextGeneration::Content(size_t doc) const {
 	return std::string_view(content_bytes.data() + content_off[doc],
 	                        static_cast<size_t>(content_off[doc + 1] - content_off[doc]));
+}
+
+void TextGeneration::SetClosed(std::vector<std::pair<int64_t, int32_t>> closed) {
+	std::sort(closed.begin(), closed.end());
+	visibility_index = true;
+	closed_vt.clear();
+	closed_vt.reserve(closed.size());
+	closed_len_sum.assign(1, 0);
+	for (const auto &c : closed) {
+		closed_vt.push_back(c.first);
+		closed_len_sum.push_back(closed_len_sum.back() + c.second);
+	}
 }
 
 int64_t TextGeneration::VouchedDoc(int64_t id, int64_t valid_at) const {

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace anatid {
@@ -73,6 +74,9 @@ struct TextGeneration {
 	// Throws std::runtime_error naming the first inconsistency.
 	static std::shared_ptr<const TextGeneration> Parse(const std::vector<std::string_view> &parts);
 	size_t MemoryBytes() const;
+	// Sets the visibility index above from the closed documents' (valid_to, length) pairs
+	// (any order): Parse and a journal laid out as a generation (text_journal.hpp) build it alike.
+	void SetClosed(std::vector<std::pair<int64_t, int32_t>> closed);
 };
 
 constexpr int64_t kTextMagic = 0x31305854414e41LL; // "ANATX01"

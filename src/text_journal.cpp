@@ -142,15 +142,7 @@ std::shared_ptr<const TextGeneration> Fold::LayOut() const {
 			closed.emplace_back(d.vt, d.len);
 		}
 	}
-	// the visibility index, as TextGeneration::Parse builds it
-	std::sort(closed.begin(), closed.end());
-	gen->visibility_index = true;
-	gen->closed_vt.reserve(closed.size());
-	gen->closed_len_sum.assign(1, 0);
-	for (const auto &c : closed) {
-		gen->closed_vt.push_back(c.first);
-		gen->closed_len_sum.push_back(gen->closed_len_sum.back() + c.second);
-	}
+	gen->SetClosed(std::move(closed)); // the visibility index, as TextGeneration::Parse builds it
 	// live postings only (a posting whose seq is not its memory's latest is stale), by term;
 	// term_of's views point into term_bytes, so it is filled once term_bytes is complete
 	std::vector<std::pair<std::string_view, const std::vector<Posting> *>> terms;
