@@ -34,17 +34,22 @@
 //   optionally the graph block: uint32 bytes + a graph request (src/graph_codec.hpp, with its
 //   ranking block's trusted, extra and first-stage lists empty), uint32 fanout, uint8 agreed
 //   (1: episode neighbours only of trusted hits every arm found), double neighbour weight,
-//   uint32 evidence cap (more evidence rows than that: the caller computes the neighbours).
+//   uint32 evidence cap (more evidence rows than that: the caller computes the neighbours),
+//   and optionally uint8 seeds from the query (1: the graph request names no seed; they are
+//   the fold's entities whose every name token is one of the terms that follow,
+//   src/graph_seeds.hpp), uint32 n_terms, then per term uint32 bytes + bytes.
 // With the graph block the function runs recall()'s whole graph stage after the first stage
 // (python/anatid/verbs/graph_rank.py, with_graph_arm): the first `fanout` hits are trusted,
 // the first stage is the fusion's input, and src/graph_rank.cpp ranks and fuses on the
 // resident graph generation folded with the kind-6 rows; the list then starts with a status
 // element (memory_id -3, score = status): 0 when fused (the fused hits follow, then one
-// element per named seed gated as a hub: memory_id -4, score its share, rv its index + 1);
+// element per named seed gated as a hub: memory_id -4, score its share, rv its index + 1,
+// content its name key);
 // otherwise the first stage follows, and the caller runs the graph stage itself: 1 episode
 // neighbours are needed and cannot be computed here (more evidence rows than the cap, or
 // no text rows to tell which members are visible), 2 the graph generation is not resident,
-// 3 the tenant has no graph generation (or more than one marker, or one without a nonce).
+// 3 the tenant has no graph generation (or more than one marker, or one without a nonce),
+// 4 seeds from the query were asked for and some name key is not ASCII (graph_seeds.hpp).
 // Episode neighbours (src/episode_neighbours.hpp) are computed from the kind-7 rows, a
 // member being visible by the text journal's latest row, else by the text generation: every
 // memory has a text document, so the text index knows every memory's validity.
@@ -76,6 +81,7 @@
 #include "graph_cache.hpp"
 #include "graph_codec.hpp"
 #include "graph_rank.hpp"
+#include "graph_seeds.hpp"
 #include "hnsw_cache.hpp"
 #include "hybrid.hpp"
 #include "hybrid_hits.hpp"
@@ -386,7 +392,10 @@ struct GraphBlock {
 	bool agreed = true;
 	double neighbour = 0;
 	size_t evidence_cap = 0;
+	bool seeds_from_query = false; // the graph request names no seed: resolve them from `terms`
+	std::vector<std::string> terms;
 	bool used_text = false, used_vector = false; // which first-stage arms ran (set by Answer)
+	std::vector<std::string> seed_keys;          // the seeds ranked (set by GraphStage)
 };
 
 // The hits, or a sentinel (see the file comment); `block` receives the graph block.
@@ -437,6 +446,13 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel, GraphBlock &block) {
 		block.agreed = r.Get<uint8_t>() != 0;
 		block.neighbour = r.Get<double>();
 		block.evidence_cap = r.Get<uint32_t>();
+		if (!r.AtEnd()) {
+			block.seeds_from_query = r.Get<uint8_t>() != 0;
+			block.terms.resize(r.Get<uint32_t>());
+			for (auto &t : block.terms) {
+				t = r.Bytes(r.Get<uint32_t>());
+			}
+		}
 	}
 	if (!r.AtEnd()) {
 		throw std::invalid_argument("anatid_hybrid_recall: the request has trailing bytes");
@@ -570,12 +586,12 @@ std::vector<HybridHit> Answer(State &s, Sentinel &sentinel, GraphBlock &block) {
 // ---- the graph stage (with the graph block) -------------------------------------------
 constexpr int64_t kStatusId = -3;    // the leading element: memory_id -3, score = GraphStatus
 constexpr int64_t kGatedSeedId = -4; // a named seed gated as a hub: score its share, rv its index + 1
-enum GraphStatus { kFused = 0, kNeedsNeighbours = 1, kGraphNotResident = 2, kNoGraphGeneration = 3 };
+enum GraphStatus { kFused = 0, kNeedsNeighbours = 1, kGraphNotResident = 2, kNoGraphGeneration = 3, kNeedsSeeds = 4 };
 
 // recall()'s graph stage over the first stage `first` (best first, depth hits), as
 // python/anatid/verbs/graph_rank.py's with_graph_arm runs it: kFused with the fused hits
 // and gated seeds in `out`, or why the caller must run it instead.
-GraphStatus GraphStage(State &s, const GraphBlock &block, const std::vector<HybridHit> &first,
+GraphStatus GraphStage(State &s, GraphBlock &block, const std::vector<HybridHit> &first,
                        std::vector<HybridHit> &out) {
 	graph::ParsedRequest parsed = graph::ParseRequest(block.request);
 	graph::RecallRequest &req = parsed.request;
@@ -627,6 +643,10 @@ GraphStatus GraphStage(State &s, const GraphBlock &block, const std::vector<Hybr
 		return kGraphNotResident;
 	}
 	auto fold = graph::JournalCache::Instance().Fold(s.graph_key, base, s.graph, req.valid_at_us);
+	if (block.seeds_from_query && !graph::SeedsFromTerms(*fold, block.terms, req.seed_keys)) {
+		return kNeedsSeeds;
+	}
+	block.seed_keys = req.seed_keys;
 	std::unordered_map<int64_t, const HybridHit *> by_id;
 	for (size_t i = 0; i < first.size(); i++) {
 		if (i < trusted) {
@@ -722,7 +742,11 @@ void Finalize(duckdb_function_info, duckdb_aggregate_state *source, duckdb_vecto
 		for (size_t h = 0; h < hits.size(); h++) {
 			const idx_t at = total + h;
 			writer.Write(at, hits[h]);
-			if (hydrated[h].ok) {
+			if (hits[h].id == kGatedSeedId && block.present && size_t(hits[h].rank_vector - 1) < block.seed_keys.size()) {
+				const std::string &key = block.seed_keys[size_t(hits[h].rank_vector - 1)]; // for the caller's note
+				duckdb_vector_assign_string_element_len(content_vec, at, key.data(), key.size());
+				SetNull(kind_vec, at);
+			} else if (hydrated[h].ok) {
 				duckdb_vector_assign_string_element_len(content_vec, at, hydrated[h].content.data(),
 				                                        hydrated[h].content.size());
 				duckdb_vector_assign_string_element_len(kind_vec, at, hydrated[h].kind.data(),

@@ -1,4 +1,5 @@
 #include "graph_generation.hpp"
+#include "graph_seeds.hpp"
 
 #include <functional>
 
@@ -133,6 +134,8 @@ size_t Generation::ByteSize() const {
 	}
 	// hash maps: roughly two nodes of (key, value, next, hash) per vertex
 	bytes += vertex_entity.size() * 2 * 48;
+	bytes += key_token_offsets.size() * 4 + key_tokens.size() * sizeof(std::string_view);
+	bytes += rarest_token_vertices.size() * 64 + vertex_entity.size() * 4;
 	return bytes;
 }
 
@@ -167,6 +170,38 @@ void Generation::DeriveMaps() {
 	for (uint32_t v = 0; v < VertexCount(); v++) {
 		entity_to_vertex.emplace(vertex_entity[v], v);
 		key_to_vertex.emplace(KeyOf(v), v);
+	}
+	DeriveKeyTokens();
+}
+
+void Generation::DeriveKeyTokens() {
+	key_token_offsets.assign(1, 0);
+	key_tokens.clear();
+	rarest_token_vertices.clear();
+	ascii_keys = true;
+	std::unordered_map<std::string_view, uint32_t> keys_holding;
+	for (uint32_t v = 0; v < VertexCount(); v++) {
+		const size_t from = key_tokens.size();
+		ascii_keys = AsciiKeyTokens(KeyOf(v), key_tokens) && ascii_keys;
+		std::sort(key_tokens.begin() + from, key_tokens.end());
+		key_tokens.erase(std::unique(key_tokens.begin() + from, key_tokens.end()), key_tokens.end());
+		for (size_t t = from; t < key_tokens.size(); t++) {
+			keys_holding[key_tokens[t]]++;
+		}
+		key_token_offsets.push_back(uint32_t(key_tokens.size()));
+	}
+	for (uint32_t v = 0; v < VertexCount(); v++) {
+		const uint32_t from = key_token_offsets[v], to = key_token_offsets[v + 1];
+		if (from == to) {
+			continue; // a name without a token is never a seed
+		}
+		std::string_view rarest = key_tokens[from];
+		for (uint32_t t = from + 1; t < to; t++) {
+			if (keys_holding[key_tokens[t]] < keys_holding[rarest]) {
+				rarest = key_tokens[t];
+			}
+		}
+		rarest_token_vertices[rarest].push_back(v);
 	}
 }
 
@@ -261,6 +296,7 @@ std::shared_ptr<const Generation> Generation::Build(const GenerationHeader &head
 		g->key_to_vertex.emplace(g->KeyOf(v), v);
 	}
 	g->DeriveMemoryAbout();
+	g->DeriveKeyTokens();
 	return g;
 }
 

@@ -63,6 +63,17 @@ public:
 	std::vector<uint32_t> memory_about;
 	std::unordered_map<int64_t, uint32_t> entity_to_vertex;
 	std::unordered_map<std::string_view, uint32_t> key_to_vertex;
+	// The name keys as tokens, for seeds from a query (graph_seeds.hpp): vertex v's distinct
+	// tokens are key_tokens[key_token_offsets[v] .. key_token_offsets[v + 1]) (views into
+	// key_bytes, sorted), and v is listed under its rarest token only (fewest keys holding
+	// it, then the smallest): a vertex is a seed only if all its tokens are query terms, so
+	// looking it up under one of them finds it, and a token shared by many names (a
+	// surname, "project") costs nothing unless it is the rarest of some name. Only for
+	// ASCII keys: ascii_keys is false when some key is not (see graph_seeds.hpp).
+	std::vector<uint32_t> key_token_offsets; // size V + 1
+	std::vector<std::string_view> key_tokens;
+	std::unordered_map<std::string_view, std::vector<uint32_t>> rarest_token_vertices;
+	bool ascii_keys = true;
 
 	uint32_t VertexCount() const {
 		return uint32_t(vertex_entity.size());
@@ -88,6 +99,7 @@ public:
 private:
 	void DeriveMaps();
 	void DeriveMemoryAbout();
+	void DeriveKeyTokens();
 };
 
 } // namespace graph

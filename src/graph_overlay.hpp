@@ -152,6 +152,14 @@ public:
 		return it == new_keys_.end() ? -1 : int64_t(it->second);
 	}
 
+	// Calls fn(key) for every name key the journal brought (entities new since the base).
+	template <class Fn>
+	void ForEachNewKey(Fn &&fn) const {
+		for (const auto &entry : new_keys_) {
+			fn(entry.first);
+		}
+	}
+
 	int64_t EntityOf(uint32_t v) const {
 		return v < base_vertices_ ? base_->vertex_entity[v] : new_entities_[v - base_vertices_];
 	}

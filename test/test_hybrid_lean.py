@@ -214,10 +214,10 @@ def test_seed_cache_follows_inserts_rollbacks_and_out_of_order_ids(tmp_path):
         db.close()
 
 
-def test_cached_seeds_are_checked_by_the_rank_statement(tmp_path):
-    """The seeds come from the handle's cache and the rank statement reads the entities'
-    (count, max id): an entity added after the cache was filled must still be a seed, and
-    an unchanged tenant needs no separate seed check statement."""
+def test_query_seeds_resolve_in_the_rank_statement(tmp_path):
+    """The seeds from the query are resolved in C++ on the graph fold (src/graph_seeds.hpp):
+    an entity added after the build must be a seed at once, and a recall reads no entity
+    table at all."""
     db = Anatid.open(str(tmp_path / "spec.anatid"), embedding_dim=DIM)
     if not db.native.loaded:
         pytest.skip(db.native.reason)
@@ -248,7 +248,28 @@ def test_cached_seeds_are_checked_by_the_rank_statement(tmp_path):
         finally:
             store.read = read
         # (a hit written after the build is read from anatid_memories: a second statement)
-        assert "anatid_hybrid_recall" in statements[0] and sum("anatid_entities" in s for s in statements) == 1
+        assert "anatid_hybrid_recall" in statements[0] and not any("anatid_entities" in s for s in statements)
+    finally:
+        db.close()
+
+
+def test_a_non_ascii_name_hands_the_seeds_to_python(tmp_path):
+    """A name key C++ cannot tokenize exactly (not ASCII: DuckDB's Unicode lower() decides its
+    tokens) makes the statement decline the seeds; Python resolves them, the answer is the
+    oracle's, and the handle remembers to resolve them itself for that tenant."""
+    from anatid import native_hybrid
+    db = Anatid.open(str(tmp_path / "unicode.anatid"), embedding_dim=DIM)
+    if not db.native.loaded:
+        pytest.skip(db.native.reason)
+    try:
+        db.remember("Zoë bakes quince tart", entities=["Zoë"], now=at(1))
+        db.remember("quince jam on toast", entities=["Jam"], now=at(2))
+        db.remember("toast at breakfast", entities=["Jam", "Breakfast"], now=at(3))
+        db.maintain_indexes()
+        for query in ("zoë quince", "jam quince"):
+            hits = both(db, query, k=5)
+            assert any("graph" in h.sources for h in hits)
+        assert native_hybrid._python_seeds_hint(db._store, db._store.tenant)
     finally:
         db.close()
 

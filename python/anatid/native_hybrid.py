@@ -230,7 +230,7 @@ _RANK_SQL = {(t, v, s, g): _rank_sql(t, v, s, g) for t in (False, True, "ids") f
              for s in (False, True) for g in (False, True) if t or v}
 # anatid_hybrid_recall's graph stage (the request's graph block): its leading status element,
 # and the elements naming a named seed gated as a hub (extension/anatid_hybrid_recall.cpp)
-STATUS_ID, GATED_SEED_ID, GRAPH_FUSED = -3, -4, 0
+STATUS_ID, GATED_SEED_ID, GRAPH_FUSED, NEEDS_SEEDS = -3, -4, 0, 4
 NEEDS_MACRO, OVER_CEILING = -1, -2
 SHORT_JOURNAL = 5     # NEEDS_MACRO's score: no generation and a journal short of the canonical rows
 
@@ -251,10 +251,11 @@ def encode_request(*, at_us, depth, k, wv, wt, wg, vector_ceiling, terms, qvec, 
     return b"".join(out)
 
 
-def encode_graph_block(keys, depth: int, valid_at, stage: dict) -> bytes:
+def encode_graph_block(keys, depth: int, valid_at, stage: dict, query_terms=None) -> bytes:
     """anatid_hybrid_recall's graph block: recall()'s graph stage (verbs/graph_rank.py,
     with_graph_arm) with its knobs; `stage`: wg, k, seeds_given (the first stage's trusted
-    hits and scores are filled in C++)."""
+    hits and scores are filled in C++). With `query_terms` (and no keys), the seeds are the
+    entities those terms name, resolved in C++ on the graph fold (src/graph_seeds.hpp)."""
     from .native_graph import encode_rank, encode_request as graph_request
     from .verbs import graph_rank_sql as g
     from .verbs.graph_rank import rank_request
@@ -262,8 +263,15 @@ def encode_graph_block(keys, depth: int, valid_at, stage: dict) -> bytes:
             "fusion": {"first_ids": [], "first_scores": [], "protect": g.PROTECT, "wg": stage["wg"] * g.GRAPH_SHARE,
                        "k": stage["k"]}}
     text = (graph_request(keys, 2, depth, None, valid_at) + encode_rank(rank)).encode("utf-8")
-    return struct.pack(f"<I{len(text)}sIBdI", len(text), text, g.FANOUT, 1 if g.NEIGHBOUR_AGREED else 0,
-                       float(g.NEIGHBOUR), EVIDENCE_CAP)
+    block = struct.pack(f"<I{len(text)}sIBdI", len(text), text, g.FANOUT, 1 if g.NEIGHBOUR_AGREED else 0,
+                        float(g.NEIGHBOUR), EVIDENCE_CAP)
+    if query_terms is None:
+        return block
+    out = [block, struct.pack("<BI", 1, len(query_terms))]
+    for t in query_terms:
+        b = t.encode("utf-8")
+        out += [struct.pack("<I", len(b)), b]
+    return b"".join(out)
 
 
 # ---- before the first build: the same statement over an empty base ------------------
@@ -305,6 +313,13 @@ def _absent_hint(store, tenant, value=None) -> bool:
     """Whether this handle's last hybrid read of `tenant` found its generations absent (then the
     journal statement is tried first: it checks that still holds). With `value`, records it."""
     return tenant_hint(store, "_journal_first", tenant, value)
+
+
+def _python_seeds_hint(store, tenant, value=None) -> bool:
+    """Whether this handle's last fused recall of `tenant` found a name key the C++ seed
+    resolver declines (not ASCII): then Python resolves the seeds from the query. With
+    `value`, records it."""
+    return tenant_hint(store, "_python_seeds", tenant, value)
 
 
 def _graph_walk(cur, view, tenant, keys, depth) -> list[tuple[int, int]]:
@@ -440,10 +455,13 @@ class NativeHybridEngine:
         gids, ghops = [], []
         speculative = None    # (seeds, state) from the handle's cache, checked by the rank statement
         stage_keys = None    # the graph stage's seeds, when this statement runs it
+        seed_terms = None    # or the query terms it resolves them from (src/graph_seeds.hpp)
         if graph_stage is not None and ann_plan is None and graph_index.has_tables(self.store, cur) and \
                 not health.flagged(self.store, "graph", tenant):
             if graph_stage["seed_keys"] is not None:
                 stage_keys = list(graph_stage["seed_keys"])
+            elif terms and not _python_seeds_hint(self.store, tenant):
+                stage_keys, seed_terms = [], terms    # resolved in C++, on the graph fold
             elif terms:
                 speculative = cached_seeds(self.store, tenant, terms) if speculate else None
                 stage_keys = speculative[0] if speculative is not None else self._seeds(cur, tenant, terms)
@@ -481,7 +499,8 @@ class NativeHybridEngine:
             wv=params["wv"], wt=params["wt"], wg=params["wg"],
             vector_ceiling=None if allow_slow or ann_plan else BRUTE_FORCE_CEILING, terms=terms if use_text else [],
             qvec=params["qvec"] if use_vector else None, qnorm=params.get("qnorm"), gids=gids, ghops=ghops,
-            graph_block=b"" if stage_keys is None else encode_graph_block(stage_keys, depth, view.valid_at, graph_stage))
+            graph_block=b"" if stage_keys is None else encode_graph_block(stage_keys, depth, view.valid_at, graph_stage,
+                                                                           seed_terms))
         seed_state = speculative is not None
         gens = (1, 1)           # the text and vector generation rows the statement saw
         fresh = ann_plan is None and _absent_hint(self.store, tenant)
@@ -554,11 +573,13 @@ class NativeHybridEngine:
             if ranked[0]["score"] == GRAPH_FUSED:
                 health.check_journal(self.store, cur, tenant, ("graph",), graph_rows)
                 from .verbs.graph_rank_sql import gated_seed_note
-                notes.extend(gated_seed_note(stage_keys[h["rv"] - 1], h["score"]) for h in ranked
+                notes.extend(gated_seed_note(h["content"], h["score"]) for h in ranked
                              if h["memory_id"] == GATED_SEED_ID)
                 ranked = [h for h in ranked[1:] if h["memory_id"] != GATED_SEED_ID]
                 fused["fused"] = True
             else:
+                if ranked[0]["score"] == NEEDS_SEEDS:   # a name C++ cannot tokenize: Python resolves them
+                    _python_seeds_hint(self.store, tenant, True)
                 ranked = ranked[1:]   # the first stage: the caller runs the graph stage
         if not ranked:
             return [], None
