@@ -164,17 +164,19 @@ void Generation::DeriveMemoryAbout() {
 void Generation::DeriveMaps() {
 	DeriveMemoryAbout();
 	entity_to_vertex.clear();
-	key_to_vertex.clear();
 	entity_to_vertex.reserve(vertex_entity.size());
-	key_to_vertex.reserve(vertex_entity.size());
 	for (uint32_t v = 0; v < VertexCount(); v++) {
 		entity_to_vertex.emplace(vertex_entity[v], v);
-		key_to_vertex.emplace(KeyOf(v), v);
 	}
-	DeriveKeyTokens();
+	DeriveKeyMaps();
 }
 
-void Generation::DeriveKeyTokens() {
+void Generation::DeriveKeyMaps() {
+	key_to_vertex.clear();
+	key_to_vertex.reserve(vertex_entity.size());
+	for (uint32_t v = 0; v < VertexCount(); v++) {
+		key_to_vertex.emplace(KeyOf(v), v);
+	}
 	key_token_offsets.assign(1, 0);
 	key_tokens.clear();
 	rarest_token_vertices.clear();
@@ -291,12 +293,8 @@ std::shared_ptr<const Generation> Generation::Build(const GenerationHeader &head
 	}
 	BuildCsr(vertices, pairs, g->about_offsets, g->about);
 
-	g->key_to_vertex.reserve(vertices);
-	for (uint32_t v = 0; v < vertices; v++) {
-		g->key_to_vertex.emplace(g->KeyOf(v), v);
-	}
+	g->DeriveKeyMaps(); // entity_to_vertex is already built: the links above needed it
 	g->DeriveMemoryAbout();
-	g->DeriveKeyTokens();
 	return g;
 }
 

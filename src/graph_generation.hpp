@@ -99,7 +99,7 @@ public:
 private:
 	void DeriveMaps();
 	void DeriveMemoryAbout();
-	void DeriveKeyTokens();
+	void DeriveKeyMaps(); // key_to_vertex and the key tokens
 };
 
 } // namespace graph

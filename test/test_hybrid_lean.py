@@ -225,7 +225,7 @@ def test_query_seeds_resolve_in_the_rank_statement(tmp_path):
         db.remember("quince tart for dinner", entities=["Dinner"], now=at(1))
         db.remember("another note", entities=["Ann"], now=at(2))
         db.maintain_indexes()
-        both(db, "quince tart", k=5)                 # fills the cache: no entity named quince
+        both(db, "quince tart", k=5)                 # no entity named quince yet
         q = db.remember("ripe in october", entities=["Quince"], now=at(3))
         hits = both(db, "quince tart", k=5)          # the new entity is a seed at once
         assert q.memory_id in [h.memory_id for h in hits if "graph" in h.sources]

@@ -316,9 +316,9 @@ def _absent_hint(store, tenant, value=None) -> bool:
 
 
 def _python_seeds_hint(store, tenant, value=None) -> bool:
-    """Whether this handle's last fused recall of `tenant` found a name key the C++ seed
-    resolver declines (not ASCII): then Python resolves the seeds from the query. With
-    `value`, records it."""
+    """Whether a fused recall of `tenant` on this handle found a name key the C++ seed
+    resolver declines (not ASCII; entities are insert-only, so it stays): then Python
+    resolves the seeds from the query. With `value`, records it."""
     return tenant_hint(store, "_python_seeds", tenant, value)
 
 
